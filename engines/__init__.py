@@ -1,0 +1,8 @@
+"""How a question gets answered: settings, model factories, the three engines, the router and the trace."""
+
+import os
+
+# One embedding thread is ~70x faster for short texts on 2 cores (measured: 478 ms -> 7 ms), and nothing may wait on a model hub.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

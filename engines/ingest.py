@@ -1,0 +1,39 @@
+"""Ingest document sources: read, chunk, embed and upsert into Milvus, then cache samples and a description."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.llms import LLM
+
+from engines.document_store import IngestReport, ingest_documents, load_documents
+from engines.settings import Settings
+from tools.descriptions import DescriptionCache, describe_documents, sample_texts
+from tools.sources import DocumentsSource
+
+
+def ingest_source(
+    source: DocumentsSource,
+    settings: Settings,
+    embed: BaseEmbedding,
+    llm: Callable[[], LLM],
+    on_start: Callable[[int], None] = lambda total: None,
+    on_batch: Callable[[int], None] = lambda done: None,
+) -> IngestReport:
+    """`llm` is a factory: the model is loaded only when a description has to be generated."""
+    report = IngestReport(source.name)
+    documents = load_documents(source, report)
+    if not documents:
+        report.skipped.append("no readable documents: nothing was changed")
+        return report
+    on_start(len(documents))
+    report.chunks_added = ingest_documents(source, settings, embed, documents, on_batch)
+    cache = DescriptionCache(settings.state_dir / "descriptions.json")
+    samples = sample_texts(documents)
+    cached = cache.get(source.name) or {}
+    description = source.description or (cached.get("samples") == samples and cached.get("description"))
+    if not description:
+        description = describe_documents(samples, llm())
+    cache.put(source.name, {"description": description, "samples": samples})
+    return report

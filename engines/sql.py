@@ -1,0 +1,87 @@
+"""The SQL path: LlamaIndex's NLSQLTableQueryEngine over a read-only, guarded, time-boxed database connection."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from llama_index.core import SQLDatabase
+from llama_index.core.llms import LLM
+from llama_index.core.query_engine import NLSQLTableQueryEngine
+from sqlalchemy import create_engine, event, inspect
+from sqlalchemy.engine import Engine
+
+from engines.settings import Settings
+from engines.sql_guard import guard_sql
+from tools.sources import SqlSource
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+QUERY_BUDGET_S = 10.0
+
+
+class DatabaseError(ValueError):
+    """The database of a source cannot be opened; the message says which and why."""
+
+
+def _check_sqlite_file(path: Path) -> None:
+    if not path.is_file():
+        raise DatabaseError(f"database file {path} does not exist")
+    with path.open("rb") as handle:
+        if handle.read(16) != SQLITE_MAGIC:
+            raise DatabaseError(f"{path} is not a SQLite database file")
+
+
+def _time_box(engine: Engine, budget_s: float) -> None:
+    """Stop any statement that runs past the budget (a runaway recursive CTE or cross join) via SQLite's progress handler."""
+    deadline = {"at": float("inf")}
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.execute("PRAGMA query_only = 1")
+        dbapi_conn.set_progress_handler(lambda: int(time.monotonic() > deadline["at"]), 10_000)
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _on_execute(*_args: Any) -> None:
+        deadline["at"] = time.monotonic() + budget_s
+
+
+def open_engine(source: SqlSource) -> Engine:
+    if source.path is not None:
+        _check_sqlite_file(source.path)
+        engine = create_engine(f"sqlite:///file:{source.path}?mode=ro&uri=true")
+        _time_box(engine, QUERY_BUDGET_S)
+    else:
+        engine = create_engine(source.url)
+    try:
+        inspect(engine).get_table_names()
+    except Exception as err:
+        raise DatabaseError(f"source '{source.name}': cannot read the database: {err}") from err
+    return engine
+
+
+class GuardedSQLDatabase(SQLDatabase):
+    """SQLDatabase whose run_sql lets only a guarded single SELECT through; the stock one runs whatever the model wrote."""
+
+    def __init__(self, engine: Engine, row_limit: int) -> None:
+        super().__init__(engine)
+        self._row_limit = row_limit
+
+    def guarded(self, command: str) -> str:
+        return guard_sql(command, set(self.get_usable_table_names()), self.dialect, self._row_limit)
+
+    def run_sql(self, command: str) -> tuple[str, dict]:
+        return super().run_sql(self.guarded(command))
+
+
+def schema_summary(database: SQLDatabase) -> list[str]:
+    """One line per table, `table(col1, col2, ...)`: the text the router and descriptions are built from."""
+    inspector = inspect(database.engine)
+    return [
+        f"{table}({', '.join(c['name'] for c in inspector.get_columns(table))})"
+        for table in sorted(database.get_usable_table_names())
+    ]
+
+
+def build_sql_engine(database: GuardedSQLDatabase, llm: LLM) -> NLSQLTableQueryEngine:
+    return NLSQLTableQueryEngine(sql_database=database, llm=llm, synthesize_response=True)

@@ -1,0 +1,54 @@
+"""The per-answer trace: what was asked, where it was routed and why, what was used, how long each stage took.
+
+Its JSON form is the stable interface of `ragrouter ask --json`.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from pydantic import BaseModel, Field
+
+
+class Candidate(BaseModel):
+    name: str
+    score: float
+
+
+class RouteRecord(BaseModel):
+    chosen: str
+    candidates: list[Candidate]
+    reason: str
+    selector: str
+    fallback: bool = False
+
+
+class Passage(BaseModel):
+    source: str
+    id: str
+    score: float | None = None
+    text: str
+    url: str | None = None
+
+
+class Trace(BaseModel):
+    question: str
+    route: RouteRecord | None = None
+    answer: str = ""
+    sql: str | None = None
+    rows: list[list[Any]] = Field(default_factory=list)
+    columns: list[str] = Field(default_factory=list)
+    passages: list[Passage] = Field(default_factory=list)
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    web_unavailable: bool = False
+    notes: list[str] = Field(default_factory=list)
+
+    @contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings_ms[stage] = round((time.perf_counter() - start) * 1000, 1)

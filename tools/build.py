@@ -1,0 +1,58 @@
+"""Build one QueryEngineTool per source, with the description and profile texts the router needs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.llms import LLM
+from llama_index.core.tools import QueryEngineTool
+
+from engines.document_store import docstore_path, open_index
+from engines.documents import build_documents_engine
+from engines.settings import Settings
+from engines.sql import GuardedSQLDatabase, build_sql_engine, open_engine, schema_summary
+from engines.web import WebQueryEngine
+from tools.descriptions import WEB_DESCRIPTION, DescriptionCache, describe_database, table_profile
+from tools.sources import DocumentsSource, Source, SourcesError, SqlSource
+
+
+@dataclass
+class SourceTool:
+    source: Source
+    tool: QueryEngineTool
+    profile: list[str]
+    database: GuardedSQLDatabase | None = None
+
+
+def _documents_tool(source: DocumentsSource, settings: Settings, llm: LLM, embed: BaseEmbedding, cache: DescriptionCache) -> SourceTool:
+    entry = cache.get(source.name)
+    if entry is None or not docstore_path(settings, source.name).is_file():
+        raise SourcesError(f"source '{source.name}' has not been ingested yet: run `ragrouter ingest` first")
+    description = source.description or entry["description"]
+    engine = build_documents_engine(open_index(source, settings, embed), settings, llm, embed)
+    tool = QueryEngineTool.from_defaults(engine, name=source.name, description=description)
+    return SourceTool(source, tool, [description, *entry["samples"]])
+
+
+def _sql_tool(source: SqlSource, settings: Settings, llm: LLM) -> SourceTool:
+    database = GuardedSQLDatabase(open_engine(source), settings.sql_row_limit)
+    tables = schema_summary(database)
+    description = source.description or describe_database(source.name, tables)
+    tool = QueryEngineTool.from_defaults(build_sql_engine(database, llm), name=source.name, description=description)
+    return SourceTool(source, tool, [description, *table_profile(tables)], database)
+
+
+def build_tools(sources: list[Source], settings: Settings, llm: LLM, embed: BaseEmbedding) -> list[SourceTool]:
+    cache = DescriptionCache(settings.state_dir / "descriptions.json")
+    tools = []
+    for source in sources:
+        if isinstance(source, DocumentsSource):
+            tools.append(_documents_tool(source, settings, llm, embed, cache))
+        elif isinstance(source, SqlSource):
+            tools.append(_sql_tool(source, settings, llm))
+        else:
+            description = source.description or WEB_DESCRIPTION
+            engine = WebQueryEngine(settings=settings, llm=llm)
+            tools.append(SourceTool(source, QueryEngineTool.from_defaults(engine, name=source.name, description=description), [description]))
+    return tools

@@ -1,0 +1,114 @@
+"""The `ragrouter` command: ingest sources, ask a question, start the app."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from engines.document_store import StoreLockedError
+from engines.model_files import ModelMissingError
+from engines.router import QuestionError
+from engines.settings import Settings
+from engines.sql import DatabaseError
+from tools.sources import SourcesError
+
+app = typer.Typer(add_completion=False, help="Route questions to documents, SQL databases or the web, and show why.")
+console = Console(stderr=True)
+USER_ERRORS = (SourcesError, QuestionError, StoreLockedError, ModelMissingError, DatabaseError)
+SourcesOption = typer.Option(None, "--sources", help="Sources YAML file (default: data/sources.yaml).")
+
+
+def _fail(err: Exception) -> None:
+    console.print(f"[bold red]error:[/] {err}")
+    raise typer.Exit(code=2)
+
+
+def _ingest_all(settings: Settings, sources_file: Path) -> None:
+    from engines.embeddings import build_embedding
+    from engines.ingest import ingest_source
+    from engines.llm import build_llm
+    from engines.sql import open_engine
+    from tools.sources import DocumentsSource, SqlSource, load_sources
+
+    sources = load_sources(sources_file)
+    for source in sources:  # check every database before any store is written
+        if isinstance(source, SqlSource):
+            open_engine(source)
+    embed = build_embedding(settings.embed_model)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console) as progress:
+        for source in (s for s in sources if isinstance(s, DocumentsSource)):
+            task = progress.add_task(source.name, total=None)
+            report = ingest_source(
+                source, settings, embed, lambda: build_llm(settings),
+                on_start=lambda total, t=task: progress.update(t, total=total),
+                on_batch=lambda done, t=task: progress.advance(t, done),
+            )
+            progress.console.print(f"{source.name}: {report.documents} documents, {report.chunks_added} new chunks")
+            for skipped in report.skipped:
+                progress.console.print(f"[yellow]warning:[/] {source.name}: skipped {skipped}")
+
+
+@app.command()
+def ingest(sources: Optional[Path] = SourcesOption) -> None:
+    """Read, chunk and embed every document source into Milvus (unchanged files add nothing)."""
+    settings = Settings()
+    try:
+        _ingest_all(settings, sources or settings.sources_file)
+    except USER_ERRORS as err:
+        _fail(err)
+
+
+def _print_trace(trace) -> None:
+    route = trace.route
+    print(trace.answer)
+    table = Table("source", "score", title=f"routed to {route.chosen} by {route.selector} selector")
+    for c in route.candidates:
+        table.add_row(c.name, f"{c.score:.3f}")
+    console.print(table)
+    console.print(f"[dim]{route.reason}[/]")
+    if trace.sql:
+        console.print(f"[cyan]SQL:[/] {trace.sql}")
+    for p in trace.passages:
+        console.print(f"[dim]- {p.source}/{p.id}: {p.text[:120]!r}[/]")
+
+
+@app.command()
+def ask(
+    question: str,
+    sources: Optional[Path] = SourcesOption,
+    source: Optional[str] = typer.Option(None, "--source", help="Skip routing and ask this source."),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole trace as one JSON object."),
+) -> None:
+    """Ask one question; the answer comes with the route taken and why."""
+    from engines.router import RagRouter, check_question
+
+    settings = Settings()
+    try:
+        check_question(question, settings.max_question_chars)  # fail before loading any model
+        trace = RagRouter(settings, sources).ask(question, source)
+    except USER_ERRORS as err:
+        _fail(err)
+    if as_json:
+        print(json.dumps(trace.model_dump(mode="json"), ensure_ascii=False, indent=1))
+    else:
+        _print_trace(trace)
+
+
+@app.command()
+def ui(port: int = typer.Option(8501, help="Port for the Streamlit app.")) -> None:
+    """Start the Streamlit chat app."""
+    script = Path(__file__).with_name("app.py")
+    raise typer.Exit(subprocess.call([sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port), "--server.headless", "true"]))
+
+
+if __name__ == "__main__":
+    app()
