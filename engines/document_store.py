@@ -44,6 +44,24 @@ def collection_name(source_name: str) -> str:
     return "rr_" + source_name.replace("-", "_")
 
 
+def _locked_elsewhere(data_dir: Path) -> bool:
+    """Probe the lock Milvus Lite takes on its data folder (the .db path is a folder) without keeping it."""
+    import fcntl
+
+    from milvus_lite.db import LOCK_FILENAME
+
+    lock = data_dir / LOCK_FILENAME
+    if not lock.exists():
+        return False
+    with lock.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
+
+
 def open_vector_store(settings: Settings, source_name: str, dim: int) -> MilvusVectorStore:
     """Open (or create) the source's collection; a Milvus Lite file in use elsewhere becomes a clear error."""
     uri = settings.milvus_uri
@@ -62,10 +80,10 @@ def open_vector_store(settings: Settings, source_name: str, dim: int) -> MilvusV
             hybrid_ranker="RRFRanker",
             hybrid_ranker_params={"k": 60},
         )
-    except Exception as err:  # pymilvus raises plain exceptions for a locked Lite file
-        if "lock" in str(err).lower() or "opened by another" in str(err).lower():
+    except Exception as err:  # pymilvus reports a locked Lite file only as "Open local milvus failed"
+        if "://" not in uri and _locked_elsewhere(Path(uri)):
             raise StoreLockedError(
-                f"The Milvus Lite data file {uri} is in use by another process (a running `ragrouter ui`, `ingest` "
+                f"The Milvus Lite data folder {uri} is in use by another process (a running `ragrouter ui`, `ingest` "
                 "or `ask`?). Stop that process, or point RAGROUTER_MILVUS_URI at another file or a Milvus server."
             ) from err
         raise
@@ -98,7 +116,8 @@ def _load_files(root: Path, report: IngestReport) -> list[Document]:
         try:
             documents.extend(_read_file(path))
         except Exception as err:  # one unreadable or corrupt file must not stop the rest
-            report.skipped.append(f"{path.name}: {err}")
+            cause = f" ({err.__cause__})" if err.__cause__ else ""
+            report.skipped.append(f"{path.name}: {err}{cause}")
     return documents
 
 

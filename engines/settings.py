@@ -42,8 +42,9 @@ class Settings(BaseSettings):
     compress: bool = True
     compress_percentile_cutoff: float = 0.5
 
-    # SQL: rows returned at most when the model's query has no LIMIT.
+    # SQL: rows returned at most when the model's query has no LIMIT, and the time budget of one query.
     sql_row_limit: int = 100
+    sql_timeout_s: float = 10.0
 
     # Web search: DuckDuckGo needs no key; SearXNG by URL (JSON API).
     web_backend: Literal["duckduckgo", "searxng"] = "duckduckgo"

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from llama_index.core import SQLDatabase
+from llama_index.core import PromptTemplate, SQLDatabase
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import NLSQLTableQueryEngine
 from sqlalchemy import create_engine, event, inspect
@@ -17,7 +17,6 @@ from engines.sql_guard import guard_sql
 from tools.sources import SqlSource
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-QUERY_BUDGET_S = 10.0
 
 
 class DatabaseError(ValueError):
@@ -46,11 +45,11 @@ def _time_box(engine: Engine, budget_s: float) -> None:
         deadline["at"] = time.monotonic() + budget_s
 
 
-def open_engine(source: SqlSource) -> Engine:
+def open_engine(source: SqlSource, budget_s: float = 10.0) -> Engine:
     if source.path is not None:
         _check_sqlite_file(source.path)
         engine = create_engine(f"sqlite:///file:{source.path}?mode=ro&uri=true")
-        _time_box(engine, QUERY_BUDGET_S)
+        _time_box(engine, budget_s)
     else:
         engine = create_engine(source.url)
     try:
@@ -83,5 +82,13 @@ def schema_summary(database: SQLDatabase) -> list[str]:
     ]
 
 
+# The stock synthesis prompt (V2 variables) answers Chinese questions in English; this one keeps the language.
+ANSWER_FROM_ROWS = PromptTemplate(
+    "Given an input question, answer it in one or two sentences from the SQL query results, "
+    "in the same language as the question. If the result is empty or an error, say so.\n"
+    "Question: {query_str}\nSQL: {sql_query}\nSQL result: {context_str}\nAnswer: "
+)
+
+
 def build_sql_engine(database: GuardedSQLDatabase, llm: LLM) -> NLSQLTableQueryEngine:
-    return NLSQLTableQueryEngine(sql_database=database, llm=llm, synthesize_response=True)
+    return NLSQLTableQueryEngine(sql_database=database, llm=llm, synthesize_response=True, response_synthesis_prompt=ANSWER_FROM_ROWS)

@@ -49,7 +49,8 @@ def search_web(query: str, settings: Settings) -> list[Document]:
     except FutureTimeout as err:
         raise WebSearchUnavailable(f"{settings.web_backend} did not answer within {settings.web_timeout_s:.0f} s") from err
     except Exception as err:  # DNS failure, refused connection, HTTP error, bad JSON: all mean "unavailable"
-        raise WebSearchUnavailable(f"{settings.web_backend} failed: {type(err).__name__}: {err}") from err
+        first_line = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        raise WebSearchUnavailable(f"{settings.web_backend} failed: {type(err).__name__}: {first_line[:200]}") from err
     documents = [
         Document(text=f"{h['title']}\n{h['text']}", metadata={"url": h["url"], "title": h["title"]}) for h in hits if h["text"]
     ]

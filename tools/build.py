@@ -36,7 +36,7 @@ def _documents_tool(source: DocumentsSource, settings: Settings, llm: LLM, embed
 
 
 def _sql_tool(source: SqlSource, settings: Settings, llm: LLM) -> SourceTool:
-    database = GuardedSQLDatabase(open_engine(source), settings.sql_row_limit)
+    database = GuardedSQLDatabase(open_engine(source, settings.sql_timeout_s), settings.sql_row_limit)
     tables = schema_summary(database)
     description = source.description or describe_database(source.name, tables)
     tool = QueryEngineTool.from_defaults(build_sql_engine(database, llm), name=source.name, description=description)

@@ -1,0 +1,96 @@
+"""Shared fixtures: real models, a real Milvus Lite folder per test session, and a local search server."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+import engines  # noqa: F401  (sets the offline / one-thread environment first)
+from engines.embeddings import build_embedding
+from engines.settings import DATA_DIR, Settings
+
+DEMO_SOURCES = DATA_DIR / "sources.yaml"
+
+# What the local SearXNG-compatible server answers: a fact no model knows, so a right answer proves the path.
+SEARCH_RESULTS = [
+    {
+        "title": "Harbor City marathon 2026 results",
+        "url": "http://127.0.0.1/news/marathon-2026",
+        "content": "The 2026 Harbor City marathon was won by Ilse Varga in a time of 2 hours 9 minutes.",
+    },
+    {
+        "title": "Harbor City weather",
+        "url": "http://127.0.0.1/news/weather",
+        "content": "Harbor City expects light rain on race day.",
+    },
+]
+
+
+class _SearxHandler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        body = json.dumps({"query": self.path, "results": SEARCH_RESULTS}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="session")
+def search_server() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _SearxHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def embed():
+    return build_embedding("e5")
+
+
+def make_settings(state: Path, **overrides: object) -> Settings:
+    return Settings(state_dir=state, milvus_uri=str(state / "milvus" / "test.db"), **overrides)
+
+
+@pytest.fixture(scope="session")
+def demo_settings(tmp_path_factory: pytest.TempPathFactory, search_server: str) -> Settings:
+    return make_settings(tmp_path_factory.mktemp("state"), web_backend="searxng", searxng_url=search_server)
+
+
+@pytest.fixture(scope="session")
+def llm(demo_settings: Settings):
+    from engines.llm import build_llm
+
+    return build_llm(demo_settings)
+
+
+@pytest.fixture(scope="session")
+def router(demo_settings: Settings, llm, embed):
+    from engines.ingest import ingest_source
+    from engines.router import RagRouter
+    from tools.sources import DocumentsSource, load_sources
+
+    for source in load_sources(DEMO_SOURCES):
+        if isinstance(source, DocumentsSource):
+            ingest_source(source, demo_settings, embed, lambda: llm)
+    return RagRouter(demo_settings, DEMO_SOURCES, llm=llm, embed=embed)
+
+
+@pytest.fixture()
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    """Environment for running the CLI in a subprocess against a private state folder."""
+    env = dict(os.environ)
+    env["RAGROUTER_STATE_DIR"] = str(tmp_path / "state")
+    env["RAGROUTER_MILVUS_URI"] = str(tmp_path / "state" / "milvus" / "cli.db")
+    return env

@@ -1,0 +1,60 @@
+"""Selector behaviour. The LLM here is a scripted double (determinism is the point: malformed output)."""
+
+from typing import Any
+
+from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
+from llama_index.core.llms.callbacks import llm_completion_callback
+from llama_index.core.schema import QueryBundle
+from llama_index.core.tools.types import ToolMetadata
+
+from engines.selectors import LLMWithFallbackSelector, ProfileEmbeddingSelector
+
+CHOICES = [
+    ToolMetadata(name="handbook", description="Company HR policies: leave, remote work, travel expenses."),
+    ToolMetadata(name="shop", description="SQL database of customers, products and orders."),
+]
+
+
+class ScriptedLLM(CustomLLM):
+    """Test double: always answers with the same scripted text."""
+
+    reply: str = ""
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata()
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        return CompletionResponse(text=self.reply)
+
+    @llm_completion_callback()
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any):
+        yield self.complete(prompt)
+
+
+def _selector(embed) -> ProfileEmbeddingSelector:
+    return ProfileEmbeddingSelector(embed, {"shop": ["customers: id, name, city, age"]})
+
+
+def test_embedding_selector_scores_every_source(embed) -> None:
+    result = _selector(embed).select(CHOICES, QueryBundle("How many vacation days do I get?"))
+    assert result.ind == 0 and len(result.scores) == 2 and result.selector == "embedding"
+
+
+def test_unparsable_llm_output_falls_back_to_the_embedding_choice(embed) -> None:
+    selector = LLMWithFallbackSelector(ScriptedLLM(reply="I would pick the shop, probably."), _selector(embed))
+    result = selector.select(CHOICES, QueryBundle("How many customers live in Berlin?"))
+    assert result.fallback and result.ind == 1 and "unusable" in result.reason
+
+
+def test_out_of_range_choice_falls_back(embed) -> None:
+    selector = LLMWithFallbackSelector(ScriptedLLM(reply='[{"choice": 7, "reason": "x"}]'), _selector(embed))
+    result = selector.select(CHOICES, QueryBundle("How many customers live in Berlin?"))
+    assert result.fallback and "does not exist" in result.reason
+
+
+def test_valid_llm_choice_is_used(embed) -> None:
+    selector = LLMWithFallbackSelector(ScriptedLLM(reply='[{"choice": 1, "reason": "HR question"}]'), _selector(embed))
+    result = selector.select(CHOICES, QueryBundle("How many customers live in Berlin?"))
+    assert not result.fallback and result.ind == 0 and result.reason == "HR question"
