@@ -21,7 +21,7 @@ from engines.sql import DatabaseError
 from tools.sources import SourcesError
 
 app = typer.Typer(add_completion=False, help="Route questions to documents, SQL databases or the web, and show why.")
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
 USER_ERRORS = (SourcesError, QuestionError, StoreLockedError, ModelMissingError, DatabaseError)
 SourcesOption = typer.Option(None, "--sources", help="Sources YAML file (default: data/sources.yaml).")
 

@@ -1,0 +1,60 @@
+"""The whole path with the real default model, Milvus Lite, SQLite and embeddings on the demo sources."""
+
+import re
+
+import pytest
+
+from engines.router import QuestionError
+from tools.sources import SourcesError
+
+
+def test_documents_question_routes_to_the_handbook_and_cites_it(router) -> None:
+    trace = router.ask("How many days per week can I work remotely?")
+    assert trace.route.chosen == "handbook"
+    assert re.search(r"\b(three|3)\b", trace.answer, re.I)
+    assert any(p.id == "remote-work-policy-2023.md" for p in trace.passages)
+    assert {c.name for c in trace.route.candidates} == {"handbook", "shop", "web"}
+
+
+def test_chinese_documents_question(router) -> None:
+    trace = router.ask("国内出差每天的餐补是多少？")
+    assert trace.route.chosen == "handbook"
+    assert "300" in trace.answer
+
+
+def test_sql_question_runs_guarded_sql_and_returns_rows(router) -> None:
+    trace = router.ask("How many customers are older than 30?")
+    assert trace.route.chosen == "shop"
+    assert trace.sql and trace.sql.upper().startswith("SELECT") and "LIMIT" in trace.sql.upper()
+    assert trace.rows == [[7]]
+    assert "7" in trace.answer
+
+
+def test_chinese_sql_question(router) -> None:
+    trace = router.ask("年龄大于30的客户有多少？")
+    assert trace.route.chosen == "shop" and trace.rows == [[7]]
+
+
+def test_web_question_answers_from_search_results_with_urls(router) -> None:
+    trace = router.ask("Who won the 2026 Harbor City marathon, according to the latest news?")
+    assert trace.route.chosen == "web"
+    assert "Varga" in trace.answer
+    assert any(p.url and p.url.startswith("http://127.0.0.1/") for p in trace.passages)
+
+
+def test_unreachable_web_search_is_reported_not_invented(router, monkeypatch) -> None:
+    monkeypatch.setattr(router.settings, "searxng_url", "http://127.0.0.1:9")  # nothing listens on the discard port
+    trace = router.ask("Who won the 2026 Harbor City marathon?", source="web")
+    assert trace.web_unavailable and "unavailable" in trace.answer and not trace.passages
+    assert "Varga" not in trace.answer
+
+
+@pytest.mark.parametrize("question", ["", "   \n", "x" * 50_000])
+def test_bad_questions_are_refused(router, question: str) -> None:
+    with pytest.raises(QuestionError):
+        router.ask(question)
+
+
+def test_unknown_source_name_is_refused(router) -> None:
+    with pytest.raises(SourcesError, match="unknown source 'nope'.*handbook"):
+        router.ask("anything", source="nope")
