@@ -1,0 +1,34 @@
+"""The Streamlit app, driven by streamlit.testing.v1.AppTest, building its own real router from the environment."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "ui" / "app.py")
+
+
+@pytest.fixture()
+def app(router, monkeypatch) -> AppTest:
+    # `router` has ingested the demo into demo_settings' folders; the app reads the same folders from RAGROUTER_*.
+    settings = router.settings
+    monkeypatch.setenv("RAGROUTER_STATE_DIR", str(settings.state_dir))
+    monkeypatch.setenv("RAGROUTER_MILVUS_URI", settings.milvus_uri)
+    monkeypatch.setenv("RAGROUTER_WEB_BACKEND", settings.web_backend)
+    monkeypatch.setenv("RAGROUTER_SEARXNG_URL", settings.searxng_url)
+    at = AppTest.from_file(APP, default_timeout=300).run()
+    assert not at.exception
+    return at
+
+
+def test_chat_shows_answer_route_and_sql(app: AppTest) -> None:
+    app.chat_input[0].set_value("How many customers are older than 30?").run()
+    assert not app.exception
+    assert any("shop" in c.value for c in app.caption)
+    assert any("SELECT" in c.value.upper() for c in app.code)
+    assert "7" in " ".join(str(m.value) for m in app.markdown)
+
+
+def test_empty_question_shows_an_error(app: AppTest) -> None:
+    app.chat_input[0].set_value("   ").run()
+    assert any("empty" in e.value for e in app.error)

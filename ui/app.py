@@ -1,0 +1,84 @@
+"""ragrouter chat: ask a question, see which source answered and why."""
+
+import threading
+
+import pandas as pd
+import streamlit as st
+
+import engines  # noqa: F401  (offline, one-thread environment before any model loads)
+from engines.router import QuestionError, RagRouter
+from engines.settings import Settings
+from engines.trace import Trace
+from ui.cli import USER_ERRORS
+
+st.set_page_config(page_title="ragrouter", page_icon="🧭", layout="wide")
+
+
+@st.cache_resource(show_spinner="Loading the model, embeddings and sources…")
+def load_router() -> tuple[RagRouter, threading.Lock]:
+    """One router per process, shared by every browser tab; the lock makes concurrent questions queue."""
+    return RagRouter(Settings()), threading.Lock()
+
+
+def show_trace(trace: Trace) -> None:
+    route = trace.route
+    st.caption(f"Answered from **{route.chosen}** · {route.selector} selector · {trace.timings_ms.get('total', 0) / 1000:.1f} s")
+    with st.expander("Why this source?", expanded=False):
+        st.write(route.reason)
+        if route.candidates:
+            scores = pd.DataFrame([c.model_dump() for c in route.candidates]).set_index("name")
+            st.bar_chart(scores, horizontal=True)
+        st.json(trace.timings_ms)
+    if trace.sql:
+        st.code(trace.sql, language="sql")
+        st.dataframe(pd.DataFrame(trace.rows, columns=trace.columns or None), use_container_width=True)
+    if trace.passages:
+        with st.expander(f"Passages used ({len(trace.passages)})"):
+            for i, p in enumerate(trace.passages, 1):
+                st.markdown(f"**[{i}] {p.source} / {p.url or p.id}**" + (f" · score {p.score:.3f}" if p.score is not None else ""))
+                st.text(p.text)
+    for note in trace.notes:
+        st.warning(note)
+
+
+st.title("🧭 ragrouter")
+st.write("Ask in English or Chinese; the router picks the documents, the database or the web, and shows why.")
+
+try:
+    router, lock = load_router()
+except USER_ERRORS as err:
+    st.error(str(err))
+    st.stop()
+
+with st.sidebar:
+    st.header("Sources")
+    for tool in router.tools:
+        st.markdown(f"**{tool.source.name}** ({tool.source.kind})")
+        st.caption(tool.tool.metadata.description[:300])
+    st.header("Settings")
+    s = router.settings
+    st.write({"llm": s.llm_backend if s.llm_backend != "local" else s.model_path.name, "embeddings": s.embed_model, "selector": s.selector, "web": s.web_backend})
+
+if "history" not in st.session_state:
+    st.session_state.history = []
+
+for question, trace in st.session_state.history:
+    st.chat_message("user").write(question)
+    with st.chat_message("assistant"):
+        st.write(trace.answer)
+        show_trace(trace)
+
+if question := st.chat_input("Ask a question…"):
+    st.chat_message("user").write(question)
+    with st.chat_message("assistant"):
+        try:
+            if lock.locked():
+                st.info("Another question is being answered; yours is waiting in line.")
+            with lock, st.spinner("Routing and answering…"):
+                trace = router.ask(question)
+        except (QuestionError, *USER_ERRORS) as err:
+            st.error(str(err))
+        else:
+            st.write(trace.answer)
+            show_trace(trace)
+            st.session_state.history.append((question, trace))
