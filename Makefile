@@ -7,7 +7,7 @@ export OMP_NUM_THREADS := 1
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install model ingest run test bench-embeddings clean
+.PHONY: install model ingest run test bench-retrieval clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -32,8 +32,8 @@ run: ingest
 test: model
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
-bench-embeddings: install
-	$(PY) -m engines.embedding_bench
+bench-retrieval: install
+	$(PY) -m bench.retrieval
 
 clean:
 	rm -rf $(VENV) *.egg-info

