@@ -9,7 +9,7 @@ from llama_index.core.llms import LLM
 
 from engines.document_store import IngestReport, ingest_documents, load_documents
 from engines.settings import Settings
-from tools.descriptions import DescriptionCache, describe_documents, sample_texts
+from tools.descriptions import DescriptionCache, cache_documents_profile
 from tools.sources import DocumentsSource
 
 
@@ -29,11 +29,5 @@ def ingest_source(
         return report
     on_start(len(documents))
     report.chunks_added = ingest_documents(source, settings, embed, documents, on_batch)
-    cache = DescriptionCache(settings.state_dir / "descriptions.json")
-    samples = sample_texts(documents)
-    cached = cache.get(source.name) or {}
-    description = source.description or (cached.get("samples") == samples and cached.get("description"))
-    if not description:
-        description = describe_documents(samples, llm())
-    cache.put(source.name, {"description": description, "samples": samples})
+    cache_documents_profile(source, documents, llm, DescriptionCache(settings.state_dir / "descriptions.json"))
     return report

@@ -35,12 +35,17 @@ def _documents_tool(source: DocumentsSource, settings: Settings, llm: LLM, embed
     return SourceTool(source, tool, [description, *entry["samples"]])
 
 
+def sql_profile(source: SqlSource, database: GuardedSQLDatabase) -> list[str]:
+    """The description (given, or derived from the schema) followed by one text per table."""
+    tables = schema_summary(database)
+    return [source.description or describe_database(source.name, tables), *table_profile(tables)]
+
+
 def _sql_tool(source: SqlSource, settings: Settings, llm: LLM) -> SourceTool:
     database = GuardedSQLDatabase(open_engine(source, settings.sql_timeout_s), settings.sql_row_limit)
-    tables = schema_summary(database)
-    description = source.description or describe_database(source.name, tables)
-    tool = QueryEngineTool.from_defaults(build_sql_engine(database, llm), name=source.name, description=description)
-    return SourceTool(source, tool, [description, *table_profile(tables)], database)
+    profile = sql_profile(source, database)
+    tool = QueryEngineTool.from_defaults(build_sql_engine(database, llm), name=source.name, description=profile[0])
+    return SourceTool(source, tool, profile, database)
 
 
 def build_tools(sources: list[Source], settings: Settings, llm: LLM, embed: BaseEmbedding) -> list[SourceTool]:

@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from typing import Callable
+
 from llama_index.core import Document
 from llama_index.core.llms import LLM
+
+from tools.sources import DocumentsSource
 
 WEB_DESCRIPTION = (
     "Web search for current events, news, recent facts, prices, weather, sports results and anything about the "
@@ -60,3 +64,15 @@ def describe_database(name: str, tables: list[str]) -> str:
 def table_profile(tables: list[str]) -> list[str]:
     """Each table signature in words (`customers(id, name)` -> `customers: id, name`) for embedding."""
     return [t.replace("(", ": ").rstrip(")").replace("_", " ") for t in tables]
+
+
+def cache_documents_profile(source: DocumentsSource, documents: list[Document], llm: Callable[[], LLM], cache: DescriptionCache) -> dict:
+    """Sample the collection and describe it (the model is loaded only when no description is known yet)."""
+    samples = sample_texts(documents)
+    cached = cache.get(source.name) or {}
+    description = source.description or (cached.get("samples") == samples and cached.get("description"))
+    if not description:
+        description = describe_documents(samples, llm())
+    entry = {"description": description, "samples": samples}
+    cache.put(source.name, entry)
+    return entry
