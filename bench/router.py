@@ -32,8 +32,8 @@ from engines.llm import build_llm
 from engines.selectors import ProfileEmbeddingSelector
 from engines.settings import DATA_DIR, Settings
 from engines.sql import GuardedSQLDatabase, open_engine
-from tools.build import sql_profile
-from tools.descriptions import WEB_DESCRIPTION, DescriptionCache, cache_documents_profile
+from tools.build import sql_profile, web_profile
+from tools.descriptions import DescriptionCache, cache_documents_profile
 from tools.sources import DocumentsSource, SqlSource, load_sources
 
 
@@ -63,7 +63,7 @@ def profiles(settings: Settings, llm_factory) -> dict[str, list[str]]:
         elif isinstance(source, SqlSource):
             out[source.name] = sql_profile(source, GuardedSQLDatabase(open_engine(source), settings.sql_row_limit))
         else:
-            out[source.name] = [source.description or WEB_DESCRIPTION]
+            out[source.name] = web_profile(source)
     return out
 
 

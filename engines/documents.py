@@ -12,10 +12,15 @@ from engines.compression import SafeSentenceOptimizer
 from engines.prompts import CITATION_QA, CITATION_REFINE
 from engines.settings import Settings
 
-def _postprocessors(settings: Settings, embed_model: BaseEmbedding) -> list[BaseNodePostprocessor]:
+
+def uses_rerank(settings: Settings, language: str) -> bool:
+    return settings.rerank == "on" or (settings.rerank == "auto" and language == "en")
+
+
+def _postprocessors(settings: Settings, embed_model: BaseEmbedding, rerank: bool) -> list[BaseNodePostprocessor]:
     steps: list[BaseNodePostprocessor] = []
-    if settings.rerank:
-        from engines.rerank import build_reranker
+    if rerank:
+        from engines.rerank import build_reranker  # imports torch: only when a source reranks
 
         steps.append(build_reranker(settings))
     if settings.compress:
@@ -23,14 +28,17 @@ def _postprocessors(settings: Settings, embed_model: BaseEmbedding) -> list[Base
     return steps
 
 
-def build_documents_engine(index: VectorStoreIndex, settings: Settings, llm: LLM, embed_model: BaseEmbedding) -> CitationQueryEngine:
-    retrieve_k = settings.top_k if settings.rerank else settings.answer_top_n
+def build_documents_engine(
+    index: VectorStoreIndex, settings: Settings, llm: LLM, embed_model: BaseEmbedding, language: str
+) -> CitationQueryEngine:
+    rerank = uses_rerank(settings, language)
+    retrieve_k = settings.top_k if rerank else settings.answer_top_n
     retriever = index.as_retriever(similarity_top_k=retrieve_k, vector_store_query_mode="hybrid")
     return CitationQueryEngine.from_args(
         index,
         llm=llm,
         retriever=retriever,
-        node_postprocessors=_postprocessors(settings, embed_model),
+        node_postprocessors=_postprocessors(settings, embed_model, rerank),
         citation_chunk_size=settings.chunk_size * 2,
         citation_qa_template=CITATION_QA,
         citation_refine_template=CITATION_REFINE,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.base.response.schema import Response
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import RouterQueryEngine
+from llama_index.core.schema import NodeWithScore
 
 from engines.embeddings import build_embedding
 from engines.llm import build_llm
@@ -18,6 +20,9 @@ from engines.settings import Settings
 from engines.trace import Candidate, Passage, RouteRecord, Trace
 from tools.build import SourceTool, build_tools
 from tools.sources import SourcesError, load_sources
+
+
+CITATION_PREFIX = re.compile(r"^Source \d+:\n")
 
 
 class QuestionError(ValueError):
@@ -102,7 +107,9 @@ def _executed_sql(tool: SourceTool, written: str, trace: Trace) -> str:
         return written
 
 
-def _passage(source: str, node) -> Passage:
+def _passage(source: str, node: NodeWithScore) -> Passage:
     meta = node.node.metadata
     ident = meta.get("file_name") or meta.get("doc_id") or meta.get("url") or node.node.ref_doc_id or node.node.node_id
-    return Passage(source=source, id=str(ident), score=node.score, text=node.node.get_content(), url=meta.get("url"))
+    # CitationQueryEngine prefixes each chunk with "Source N:"; the passage's place in the list already says N.
+    text = CITATION_PREFIX.sub("", node.node.get_content()).strip()
+    return Passage(source=source, id=str(ident), score=node.score, text=text, url=meta.get("url"))

@@ -13,8 +13,8 @@ from engines.documents import build_documents_engine
 from engines.settings import Settings
 from engines.sql import GuardedSQLDatabase, build_sql_engine, open_engine, schema_summary
 from engines.web import WebQueryEngine
-from tools.descriptions import WEB_DESCRIPTION, DescriptionCache, describe_database, table_profile
-from tools.sources import DocumentsSource, Source, SourcesError, SqlSource
+from tools.descriptions import WEB_DESCRIPTION, WEB_PROFILE, DescriptionCache, describe_database, table_profile
+from tools.sources import DocumentsSource, Source, SourcesError, SqlSource, WebSource
 
 
 @dataclass
@@ -30,7 +30,7 @@ def _documents_tool(source: DocumentsSource, settings: Settings, llm: LLM, embed
     if entry is None or not docstore_path(settings, source.name).is_file():
         raise SourcesError(f"source '{source.name}' has not been ingested yet: run `ragrouter ingest` first")
     description = source.description or entry["description"]
-    engine = build_documents_engine(open_index(source, settings, embed), settings, llm, embed)
+    engine = build_documents_engine(open_index(source, settings, embed), settings, llm, embed, source.language)
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=description)
     return SourceTool(source, tool, [description, *entry["samples"]])
 
@@ -48,6 +48,10 @@ def _sql_tool(source: SqlSource, settings: Settings, llm: LLM) -> SourceTool:
     return SourceTool(source, tool, profile, database)
 
 
+def web_profile(source: WebSource) -> list[str]:
+    return [source.description or WEB_DESCRIPTION, *WEB_PROFILE]
+
+
 def build_tools(sources: list[Source], settings: Settings, llm: LLM, embed: BaseEmbedding) -> list[SourceTool]:
     cache = DescriptionCache(settings.state_dir / "descriptions.json")
     tools = []
@@ -59,5 +63,6 @@ def build_tools(sources: list[Source], settings: Settings, llm: LLM, embed: Base
         else:
             description = source.description or WEB_DESCRIPTION
             engine = WebQueryEngine(settings=settings, llm=llm)
-            tools.append(SourceTool(source, QueryEngineTool.from_defaults(engine, name=source.name, description=description), [description]))
+            tool = QueryEngineTool.from_defaults(engine, name=source.name, description=description)
+            tools.append(SourceTool(source, tool, web_profile(source)))
     return tools

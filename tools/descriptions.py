@@ -16,13 +16,29 @@ WEB_DESCRIPTION = (
     "Web search for current events, news, recent facts, prices, weather, sports results and anything about the "
     "world outside the local sources / 网络搜索：新闻、最新消息、天气、比赛结果、公众人物等实时信息。"
 )
+# What only the live web can answer, as texts the selector embeds beside the web source's description: the
+# web has no contents to sample, so these stand in for them. Generic on purpose; a sources file can override.
+WEB_PROFILE = [
+    "Latest news and current events this year: what happened recently, and when and where it happened",
+    "Who won the championship, final, tournament, award or election in 2021, 2022 or 2023",
+    "Recent sports results, match scores, medal winners, transfers and records",
+    "New product launches, company announcements, CEO changes, stock prices and quarterly earnings",
+    "Films, TV series, albums and celebrities in the news: release dates, box office and awards",
+    "Today's weather, prices, exchange rates and other facts that change every day",
+    "最新新闻和时事：最近发生了什么，何时何地",
+    "2022年、2023年的比赛冠军、颁奖典礼获奖者、选举结果是谁",
+    "公司最新发布的产品、财报、股价、人事变动",
+    "电影、电视剧、明星的最新消息：上映日期、票房、奖项",
+    "今天的天气、价格、汇率等每天变化的信息",
+]
 SAMPLE_COUNT = 8
 SAMPLE_CHARS = 300
 
 DESCRIBE_PROMPT = (
     "Here are excerpts from a document collection:\n\n{samples}\n\n"
-    "In one sentence, say what subjects this collection covers and what questions it can answer. "
-    "Start with 'Documents about'."
+    "In one sentence, name the general kind of documents and subject area of the whole collection "
+    "(for example 'Biomedical research abstracts' or 'Chinese encyclopedia articles on history and geography'), "
+    "not the individual excerpts. Start with 'A collection of'."
 )
 
 
