@@ -4,9 +4,10 @@
 
 Questions (dev splits only): Spider dev questions -> their db_id, SciFact dev claims -> scifact, CMRC2018
 questions of even-index paragraphs -> cmrc2018, RGB en_fact and zh_refine dev (news questions) -> web.
-Sources: data/eval-sources.yaml (22 sources). Compared in the same run on the same embeddings: ragrouter's
-ProfileEmbeddingSelector and LlamaIndex's stock EmbeddingSingleSelector (and, with --llm, the stock
-LLMSingleSelector with the local model, which takes seconds per question).
+Sources: data/eval-sources.yaml (22 sources), ingested first with
+`ragrouter ingest --sources data/eval-sources.yaml`. Compared in the same run on the same embeddings and tool
+descriptions: the product router's selector and LlamaIndex's stock EmbeddingSingleSelector (and, with --llm,
+the stock LLMSingleSelector with the local model, which takes seconds per question).
 """
 
 from __future__ import annotations
@@ -26,15 +27,8 @@ from llama_index.core.selectors import EmbeddingSingleSelector, LLMSingleSelecto
 from llama_index.core.tools.types import ToolMetadata
 
 import engines  # noqa: F401  (offline, one thread)
-from engines.document_store import IngestReport, load_documents
-from engines.embeddings import build_embedding
-from engines.llm import build_llm
-from engines.selectors import ProfileEmbeddingSelector
+from engines.router import RagRouter
 from engines.settings import DATA_DIR, Settings
-from engines.sql import GuardedSQLDatabase, open_engine
-from tools.build import sql_profile, web_profile
-from tools.descriptions import DescriptionCache, cache_documents_profile
-from tools.sources import DocumentsSource, SqlSource, load_sources
 
 
 def questions(eval_dir: Path, per_set: int) -> list[tuple[str, str, str]]:
@@ -51,20 +45,6 @@ def questions(eval_dir: Path, per_set: int) -> list[tuple[str, str, str]]:
     for group in (spider, scifact, cmrc, web_en, web_zh):
         picked += rng.sample(group, min(per_set, len(group)))
     return picked
-
-
-def profiles(settings: Settings, llm_factory) -> dict[str, list[str]]:
-    cache = DescriptionCache(settings.state_dir / "descriptions.json")
-    out = {}
-    for source in load_sources(DATA_DIR / "eval-sources.yaml"):
-        if isinstance(source, DocumentsSource):
-            entry = cache_documents_profile(source, load_documents(source, IngestReport(source.name)), llm_factory, cache)
-            out[source.name] = [entry["description"], *entry["samples"]]
-        elif isinstance(source, SqlSource):
-            out[source.name] = sql_profile(source, GuardedSQLDatabase(open_engine(source), settings.sql_row_limit))
-        else:
-            out[source.name] = web_profile(source)
-    return out
 
 
 def run(selector: BaseSelector, choices: list[ToolMetadata], items: list[tuple[str, str, str]]) -> dict:
@@ -97,25 +77,16 @@ def main() -> None:
     parser.add_argument("--per-set", type=int, default=150)
     parser.add_argument("--llm", action="store_true", help="also run the stock LLMSingleSelector (slow)")
     args = parser.parse_args()
-    settings = Settings()
-    embed = build_embedding(settings.embed_model, settings.embed_threads)
-    llm = None
-
-    def llm_factory():
-        nonlocal llm
-        llm = llm or build_llm(settings)
-        return llm
-
-    profile = profiles(settings, llm_factory)
-    choices = [ToolMetadata(name=name, description=texts[0]) for name, texts in profile.items()]
+    router = RagRouter(Settings(), DATA_DIR / "eval-sources.yaml")
+    choices = [t.tool.metadata for t in router.tools]
     items = questions(args.eval_dir, args.per_set)
     print(f"{len(items)} questions over {len(choices)} sources; groups {dict(Counter(g for *_, g in items))}")
-    selectors = {
-        "ragrouter ProfileEmbeddingSelector": ProfileEmbeddingSelector(embed, profile),
-        "stock EmbeddingSingleSelector": EmbeddingSingleSelector.from_defaults(embed_model=embed),
+    selectors: dict[str, BaseSelector] = {
+        "ragrouter ProfileEmbeddingSelector": router.embedding_selector,
+        "stock EmbeddingSingleSelector": EmbeddingSingleSelector.from_defaults(embed_model=router.embed),
     }
     if args.llm:
-        selectors["stock LLMSingleSelector"] = LLMSingleSelector.from_defaults(llm=llm_factory())
+        selectors["stock LLMSingleSelector"] = LLMSingleSelector.from_defaults(llm=router.llm)
     for name, selector in selectors.items():
         result = run(selector, choices, items)
         groups = ", ".join(f"{g} {v:.0%}" for g, v in result["by_group"].items())

@@ -203,3 +203,15 @@ def ingest_documents(
 def open_index(source: DocumentsSource, settings: Settings, embed_model: BaseEmbedding) -> VectorStoreIndex:
     store = open_vector_store(settings, source.name, embedding_dim(embed_model))
     return VectorStoreIndex.from_vector_store(store, embed_model=embed_model)
+
+
+def nearest_chunk_probe(store: MilvusVectorStore) -> Callable[[list[float]], float]:
+    """Cosine of the stored chunk nearest to a query vector: how well this collection covers a question."""
+
+    def probe(vector: list[float]) -> float:
+        hits = store.client.search(
+            store.collection_name, data=[vector], anns_field=store.embedding_field, limit=1, output_fields=["id"]
+        )
+        return float(hits[0][0]["distance"]) if hits and hits[0] else 0.0
+
+    return probe

@@ -49,7 +49,9 @@ class RagRouter:
         # Keep LlamaIndex from reaching for its OpenAI defaults anywhere we did not pass a model explicitly.
         LlamaSettings.llm, LlamaSettings.embed_model = self.llm, self.embed
         self.tools: list[SourceTool] = build_tools(self.sources, settings, self.llm, self.embed)
-        self.embedding_selector = ProfileEmbeddingSelector(self.embed, {t.source.name: t.profile for t in self.tools})
+        self.embedding_selector = ProfileEmbeddingSelector(
+            self.embed, {t.source.name: t.profile for t in self.tools}, {t.source.name: t.probe for t in self.tools if t.probe}
+        )
         selector = self.embedding_selector if settings.selector == "embedding" else LLMWithFallbackSelector(self.llm, self.embedding_selector)
         self.engine = RouterQueryEngine(selector=selector, query_engine_tools=[t.tool for t in self.tools], llm=self.llm)
 
@@ -95,7 +97,8 @@ class RagRouter:
         trace.web_unavailable = bool(metadata.get("web_unavailable"))
         if trace.web_unavailable:
             trace.notes.append(metadata.get("web_error", "web search unavailable"))
-        trace.passages = [_passage(chosen.source.name, n) for n in response.source_nodes]
+        if chosen.database is None:  # on the SQL path the rows are what was used, not a passage
+            trace.passages = [_passage(chosen.source.name, n) for n in response.source_nodes]
 
 
 def _executed_sql(tool: SourceTool, written: str, trace: Trace) -> str:

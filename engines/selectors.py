@@ -7,7 +7,7 @@ RouterQueryEngine takes it unchanged) that also carries a score per source and w
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from llama_index.core.base.base_selector import BaseSelector, SelectorResult, SingleSelection
@@ -17,6 +17,10 @@ from llama_index.core.prompts.mixin import PromptDictType
 from llama_index.core.schema import QueryBundle
 from llama_index.core.selectors import LLMSingleSelector
 from llama_index.core.tools.types import ToolMetadata
+
+
+# Given a normalised query embedding, the cosine of the nearest item a source holds.
+Probe = Callable[[list[float]], float]
 
 
 def _since(start: float) -> float:
@@ -34,12 +38,17 @@ class ProfileEmbeddingSelector(BaseSelector):
     """Scores a source by the best cosine between the question and the source's profile texts.
 
     A profile is the description plus what the source holds (table signatures, sample passages), embedded
-    once at start-up; the stock EmbeddingSingleSelector re-embeds every description on every call.
+    once at start-up; the stock EmbeddingSingleSelector re-embeds every description on every call. A probe,
+    where a source has one, scores the question against the source's own contents (the nearest stored chunk),
+    and the source takes the better of the two.
     """
 
-    def __init__(self, embed_model: BaseEmbedding, profiles: dict[str, list[str]]) -> None:
+    def __init__(
+        self, embed_model: BaseEmbedding, profiles: dict[str, list[str]], probes: dict[str, Probe] | None = None
+    ) -> None:
         self._embed_model = embed_model
         self._profiles = {name: self._embed(texts) for name, texts in profiles.items()}
+        self._probes = probes or {}
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         vectors = np.asarray(self._embed_model.get_text_embedding_batch(texts), dtype=np.float32)
@@ -53,7 +62,8 @@ class ProfileEmbeddingSelector(BaseSelector):
     def scores(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> list[float]:
         q = np.asarray(self._embed_model.get_query_embedding(query.query_str), dtype=np.float32)
         q /= np.linalg.norm(q)
-        return [float(np.max(self._profile(c) @ q)) for c in choices]
+        scores = [float(np.max(self._profile(c) @ q)) for c in choices]
+        return [max(s, self._probes[c.name](q.tolist())) if c.name in self._probes else s for s, c in zip(scores, choices)]
 
     def _select(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> ScoredSelection:
         start = time.perf_counter()

@@ -48,9 +48,10 @@ class Settings(BaseSettings):
     sql_row_limit: int = 100
     sql_timeout_s: float = 10.0
 
-    # Web search: DuckDuckGo needs no key; SearXNG by URL (JSON API).
-    web_backend: Literal["duckduckgo", "searxng"] = "duckduckgo"
+    # Web search: DuckDuckGo needs no key; SearXNG by URL (JSON API); Tavily by API key.
+    web_backend: Literal["duckduckgo", "searxng", "tavily"] = "duckduckgo"
     searxng_url: str = ""
+    tavily_api_key: str = ""
     web_timeout_s: float = 6.0
     web_max_results: int = 5
 

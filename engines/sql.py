@@ -12,7 +12,6 @@ from llama_index.core.query_engine import NLSQLTableQueryEngine
 from sqlalchemy import create_engine, event, inspect
 from sqlalchemy.engine import Engine
 
-from engines.settings import Settings
 from engines.sql_guard import guard_sql
 from tools.sources import SqlSource
 

@@ -5,9 +5,7 @@ Its JSON form is the stable interface of `ragrouter ask --json`.
 
 from __future__ import annotations
 
-import time
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -45,10 +43,3 @@ class Trace(BaseModel):
     web_unavailable: bool = False
     notes: list[str] = Field(default_factory=list)
 
-    @contextmanager
-    def timed(self, stage: str) -> Iterator[None]:
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.timings_ms[stage] = round((time.perf_counter() - start) * 1000, 1)

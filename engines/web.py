@@ -28,6 +28,15 @@ def _duckduckgo(query: str, settings: Settings) -> list[dict]:
     return [{"title": h.get("title", ""), "url": h.get("href", ""), "text": h.get("body", "")} for h in hits]
 
 
+def _tavily(query: str, settings: Settings) -> list[dict]:
+    from llama_index.tools.tavily_research import TavilyToolSpec
+
+    if not settings.tavily_api_key:
+        raise ValueError("RAGROUTER_TAVILY_API_KEY is not set")
+    hits = TavilyToolSpec(api_key=settings.tavily_api_key).search(query, max_results=settings.web_max_results)
+    return [{"title": "", "url": d.metadata.get("url", ""), "text": d.text} for d in hits]
+
+
 def _searxng(query: str, settings: Settings) -> list[dict]:
     # SearXNG's JSON API is one GET; LlamaIndex has no tool spec for it.
     reply = requests.get(
@@ -42,7 +51,7 @@ def _searxng(query: str, settings: Settings) -> list[dict]:
 
 def search_web(query: str, settings: Settings) -> list[Document]:
     """Search with the configured backend within the time budget; any failure becomes WebSearchUnavailable."""
-    backend = _searxng if settings.web_backend == "searxng" else _duckduckgo
+    backend = {"duckduckgo": _duckduckgo, "searxng": _searxng, "tavily": _tavily}[settings.web_backend]
     future = _POOL.submit(backend, query, settings)
     try:
         hits = future.result(timeout=settings.web_timeout_s)
@@ -52,7 +61,7 @@ def search_web(query: str, settings: Settings) -> list[Document]:
         first_line = str(err).strip().splitlines()[0] if str(err).strip() else ""
         raise WebSearchUnavailable(f"{settings.web_backend} failed: {type(err).__name__}: {first_line[:200]}") from err
     documents = [
-        Document(text=f"{h['title']}\n{h['text']}", metadata={"url": h["url"], "title": h["title"]}) for h in hits if h["text"]
+        Document(text=f"{h['title']}\n{h['text']}".strip(), metadata={"url": h["url"], "title": h["title"]}) for h in hits if h["text"]
     ]
     if not documents:
         raise WebSearchUnavailable(f"{settings.web_backend} returned no results")

@@ -58,3 +58,10 @@ def test_bad_questions_are_refused(router, question: str) -> None:
 def test_unknown_source_name_is_refused(router) -> None:
     with pytest.raises(SourcesError, match="unknown source 'nope'.*handbook"):
         router.ask("anything", source="nope")
+
+
+def test_tavily_without_a_key_is_unavailable_not_a_crash(demo_settings) -> None:
+    from engines.web import WebSearchUnavailable, search_web
+
+    with pytest.raises(WebSearchUnavailable, match="TAVILY_API_KEY"):
+        search_web("anything", demo_settings.model_copy(update={"web_backend": "tavily", "tavily_api_key": ""}))

@@ -8,8 +8,9 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.tools import QueryEngineTool
 
-from engines.document_store import docstore_path, open_index
+from engines.document_store import docstore_path, nearest_chunk_probe, open_index
 from engines.documents import build_documents_engine
+from engines.selectors import Probe
 from engines.settings import Settings
 from engines.sql import GuardedSQLDatabase, build_sql_engine, open_engine, schema_summary
 from engines.web import WebQueryEngine
@@ -23,19 +24,21 @@ class SourceTool:
     tool: QueryEngineTool
     profile: list[str]
     database: GuardedSQLDatabase | None = None
+    probe: Probe | None = None
 
 
 def _documents_tool(source: DocumentsSource, settings: Settings, llm: LLM, embed: BaseEmbedding, cache: DescriptionCache) -> SourceTool:
     entry = cache.get(source.name)
     if entry is None or not docstore_path(settings, source.name).is_file():
-        raise SourcesError(f"source '{source.name}' has not been ingested yet: run `ragrouter ingest` first")
+        raise SourcesError(f"source '{source.name}' has not been ingested yet: run `ragrouter ingest` (with the same --sources file) first")
     description = source.description or entry["description"]
-    engine = build_documents_engine(open_index(source, settings, embed), settings, llm, embed, source.language)
+    index = open_index(source, settings, embed)
+    engine = build_documents_engine(index, settings, llm, embed, source.language)
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=description)
-    return SourceTool(source, tool, [description, *entry["samples"]])
+    return SourceTool(source, tool, [description, *entry["samples"]], probe=nearest_chunk_probe(index.vector_store))
 
 
-def sql_profile(source: SqlSource, database: GuardedSQLDatabase) -> list[str]:
+def _sql_profile(source: SqlSource, database: GuardedSQLDatabase) -> list[str]:
     """The description (given, or derived from the schema) followed by one text per table."""
     tables = schema_summary(database)
     return [source.description or describe_database(source.name, tables), *table_profile(tables)]
@@ -43,12 +46,12 @@ def sql_profile(source: SqlSource, database: GuardedSQLDatabase) -> list[str]:
 
 def _sql_tool(source: SqlSource, settings: Settings, llm: LLM) -> SourceTool:
     database = GuardedSQLDatabase(open_engine(source, settings.sql_timeout_s), settings.sql_row_limit)
-    profile = sql_profile(source, database)
+    profile = _sql_profile(source, database)
     tool = QueryEngineTool.from_defaults(build_sql_engine(database, llm), name=source.name, description=profile[0])
     return SourceTool(source, tool, profile, database)
 
 
-def web_profile(source: WebSource) -> list[str]:
+def _web_profile(source: WebSource) -> list[str]:
     return [source.description or WEB_DESCRIPTION, *WEB_PROFILE]
 
 
@@ -64,5 +67,5 @@ def build_tools(sources: list[Source], settings: Settings, llm: LLM, embed: Base
             description = source.description or WEB_DESCRIPTION
             engine = WebQueryEngine(settings=settings, llm=llm)
             tool = QueryEngineTool.from_defaults(engine, name=source.name, description=description)
-            tools.append(SourceTool(source, tool, web_profile(source)))
+            tools.append(SourceTool(source, tool, _web_profile(source)))
     return tools
