@@ -7,7 +7,7 @@ export OMP_NUM_THREADS := 1
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install model ingest run test bench-retrieval clean
+.PHONY: install model ingest run test bench-retrieval bench-router clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -34,6 +34,11 @@ test: model
 
 bench-retrieval: install
 	$(PY) -m bench.retrieval
+
+# Ingesting the reference sources takes ~25 min the first time (5,183 SciFact abstracts); later runs skip it.
+bench-router: model
+	$(PY) -m ui.cli ingest --sources data/eval-sources.yaml
+	$(PY) -m bench.router
 
 clean:
 	rm -rf $(VENV) *.egg-info

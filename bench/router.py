@@ -76,15 +76,15 @@ def main() -> None:
     parser.add_argument("--eval-dir", type=Path, default=Path(__file__).resolve().parent.parent.parent / "shared" / "eval")
     parser.add_argument("--per-set", type=int, default=150)
     parser.add_argument("--llm", action="store_true", help="also run the stock LLMSingleSelector (slow)")
+    parser.add_argument("--skip-stock", action="store_true", help="only ragrouter's selector (for quick tuning runs)")
     args = parser.parse_args()
     router = RagRouter(Settings(), DATA_DIR / "eval-sources.yaml")
     choices = [t.tool.metadata for t in router.tools]
     items = questions(args.eval_dir, args.per_set)
     print(f"{len(items)} questions over {len(choices)} sources; groups {dict(Counter(g for *_, g in items))}")
-    selectors: dict[str, BaseSelector] = {
-        "ragrouter ProfileEmbeddingSelector": router.embedding_selector,
-        "stock EmbeddingSingleSelector": EmbeddingSingleSelector.from_defaults(embed_model=router.embed),
-    }
+    selectors: dict[str, BaseSelector] = {"ragrouter ProfileEmbeddingSelector": router.embedding_selector}
+    if not args.skip_stock:
+        selectors["stock EmbeddingSingleSelector"] = EmbeddingSingleSelector.from_defaults(embed_model=router.embed)
     if args.llm:
         selectors["stock LLMSingleSelector"] = LLMSingleSelector.from_defaults(llm=router.llm)
     for name, selector in selectors.items():

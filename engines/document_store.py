@@ -194,8 +194,9 @@ def ingest_documents(
     for start in range(0, len(documents), INGEST_BATCH):
         batch = documents[start : start + INGEST_BATCH]
         added += len(pipeline.run(documents=batch, show_progress=False))
-        # Persist per batch so an interrupted ingest resumes without duplicating chunks.
-        docstore.persist(str(path))
+        # Persist per batch, atomically, so an interrupted ingest resumes without duplicating chunks.
+        docstore.persist(str(path.with_suffix(".tmp")))
+        path.with_suffix(".tmp").replace(path)
         on_batch(len(batch))
     return added
 

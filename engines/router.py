@@ -50,7 +50,10 @@ class RagRouter:
         LlamaSettings.llm, LlamaSettings.embed_model = self.llm, self.embed
         self.tools: list[SourceTool] = build_tools(self.sources, settings, self.llm, self.embed)
         self.embedding_selector = ProfileEmbeddingSelector(
-            self.embed, {t.source.name: t.profile for t in self.tools}, {t.source.name: t.probe for t in self.tools if t.probe}
+            self.embed,
+            {t.source.name: t.profile for t in self.tools},
+            {t.source.name: t.probe for t in self.tools if t.probe},
+            settings.probe_margin,
         )
         selector = self.embedding_selector if settings.selector == "embedding" else LLMWithFallbackSelector(self.llm, self.embedding_selector)
         self.engine = RouterQueryEngine(selector=selector, query_engine_tools=[t.tool for t in self.tools], llm=self.llm)

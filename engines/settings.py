@@ -57,6 +57,8 @@ class Settings(BaseSettings):
 
     # Routing.
     selector: Literal["embedding", "llm"] = "embedding"
+    # How much a document collection's nearest chunk must beat its profile score to count (tuned on dev).
+    probe_margin: float = 0.05
     max_question_chars: int = 2000
 
     sources_file: Path = DATA_DIR / "sources.yaml"

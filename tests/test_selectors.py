@@ -58,3 +58,10 @@ def test_valid_llm_choice_is_used(embed) -> None:
     selector = LLMWithFallbackSelector(ScriptedLLM(reply='[{"choice": 1, "reason": "HR question"}]'), _selector(embed))
     result = selector.select(CHOICES, QueryBundle("How many customers live in Berlin?"))
     assert not result.fallback and result.ind == 0 and result.reason == "HR question"
+
+
+def test_a_probe_lifts_a_source_that_holds_the_answer(embed) -> None:
+    question = QueryBundle("How many vacation days do I get?")
+    plain = ProfileEmbeddingSelector(embed, {}).select(CHOICES, question)
+    probed = ProfileEmbeddingSelector(embed, {}, {"shop": lambda vector: 0.99}, probe_margin=0.01).select(CHOICES, question)
+    assert plain.ind == 0 and probed.ind == 1 and abs(probed.scores[1] - 0.98) < 1e-9
