@@ -8,7 +8,7 @@ from tests.conftest import make_settings
 from tools.sources import DocumentsSource
 
 
-def _count(settings, name: str, embed) -> int:
+def _count(settings, name: str) -> int:
     store = open_vector_store(settings, name, 384)
     return store.client.query(collection_name(name), filter="", output_fields=["count(*)"])[0]["count(*)"]
 
@@ -36,11 +36,11 @@ def test_ingest_skips_bad_files_and_is_idempotent(tmp_path: Path, folder: Path, 
     assert first.documents == 2 and first.chunks_added == 2
     assert {s.split(":")[0] for s in first.skipped} == {"binary.txt", "broken.pdf", "image.png"}
     assert ingest_source(source, settings, embed, _no_llm).chunks_added == 0
-    assert _count(settings, "notes", embed) == 2
+    assert _count(settings, "notes") == 2
 
     (folder / "leave.md").write_text("# Leave\nEmployees get 30 days of annual leave from 2026.\n", encoding="utf-8")
     assert ingest_source(source, settings, embed, _no_llm).chunks_added == 1
-    assert _count(settings, "notes", embed) == 2  # the changed file's old chunk was replaced, not kept beside it
+    assert _count(settings, "notes") == 2  # the changed file's old chunk was replaced, not kept beside it
 
 
 def test_a_folder_without_readable_files_changes_nothing(tmp_path: Path, embed) -> None:
