@@ -70,7 +70,7 @@ class ProfileEmbeddingSelector(BaseSelector):
         scores = [float(np.max(self._profile(c) @ q)) for c in choices]
         nearest = {c.name: self._probes[c.name](q.tolist()) for c in choices if c.name in self._probes}
         # A nearest chunk must beat the profile by the margin: news questions find loosely related chunks in any
-        # large collection (tuned on dev questions: 0 -> 73.9 % routed right, 0.05 -> 91.9 %, no probe 83.7 %).
+        # large collection (tuned on dev questions: 0 -> 73.9 % routed right, 0.05 -> 91.9 %, no probe 83.7 %; README).
         return [max(s, nearest[c.name] - self._probe_margin) if c.name in nearest else s for s, c in zip(scores, choices)]
 
     def _select(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> ScoredSelection:

@@ -25,11 +25,16 @@ WEB_PROFILE = [
     "New product launches, company announcements, CEO changes, stock prices and quarterly earnings",
     "Films, TV series, albums and celebrities in the news: release dates, box office and awards",
     "Today's weather, prices, exchange rates and other facts that change every day",
+    "Who founded, acquired or runs a company or organisation; what its new product or service is called",
+    "When a film, TV season, video game or phone was released or premiered, and who directed or starred in it",
+    "Which city hosted an event, who holds an office or title, and other facts about named people and places",
     "最新新闻和时事：最近发生了什么，何时何地",
     "2022年、2023年的比赛冠军、颁奖典礼获奖者、选举结果是谁",
     "公司最新发布的产品、财报、股价、人事变动",
     "电影、电视剧、明星的最新消息：上映日期、票房、奖项",
     "今天的天气、价格、汇率等每天变化的信息",
+    "某家公司、机构由谁创立、被谁收购、现任负责人是谁",
+    "某个事件发生在哪里、造成多少伤亡、某人担任什么职务",
 ]
 SAMPLE_COUNT = 8
 SAMPLE_CHARS = 300
