@@ -55,8 +55,8 @@ class RagRouter:
             {t.source.name: t.probe for t in self.tools if t.probe},
             settings.probe_margin,
         )
-        selector = self.embedding_selector if settings.selector == "embedding" else LLMWithFallbackSelector(self.llm, self.embedding_selector)
-        self.engine = RouterQueryEngine(selector=selector, query_engine_tools=[t.tool for t in self.tools], llm=self.llm)
+        self.selector = self.embedding_selector if settings.selector == "embedding" else LLMWithFallbackSelector(self.llm, self.embedding_selector)
+        self.engine = RouterQueryEngine(selector=self.selector, query_engine_tools=[t.tool for t in self.tools], llm=self.llm)
 
     def tool(self, name: str) -> SourceTool:
         for tool in self.tools:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Optional
 
@@ -16,7 +17,7 @@ from rich.table import Table
 from engines.document_store import StoreLockedError
 from engines.model_files import ModelMissingError
 from engines.router import QuestionError
-from engines.settings import Settings
+from engines.settings import DATA_DIR, Settings
 from engines.sql import DatabaseError
 from tools.sources import SourcesError
 
@@ -101,6 +102,37 @@ def ask(
         print(json.dumps(trace.model_dump(mode="json"), ensure_ascii=False, indent=1))
     else:
         _print_trace(trace)
+
+
+class Suite(str, Enum):
+    router = "router"
+    sql = "sql"
+    retrieval = "retrieval"
+    answers = "answers"
+
+
+class Split(str, Enum):
+    dev = "dev"
+    test = "test"
+
+
+@app.command(name="eval")
+def evaluate(
+    suite: Suite,
+    sources: Path = typer.Option(DATA_DIR / "eval-sources.yaml", "--sources", help="Sources the questions are about."),
+    questions: Optional[Path] = typer.Option(None, "--questions", help="JSON lines question file (default: built from ../shared/eval)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most this many questions, spread over every kind."),
+    split: Split = typer.Option(Split.dev, "--split", help="dev for tuning, test for reporting."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Report folder (default: evals/reports/SUITE-SPLIT); rerunning resumes."),
+) -> None:
+    """Measure a suite on public data, ours beside LlamaIndex's stock pieces: report.json, report.md, plots."""
+    from evals.datasets import EvalDataError
+    from evals.run import run_suite
+
+    try:
+        run_suite(suite.value, sources, questions, limit, split.value, out)
+    except (*USER_ERRORS, EvalDataError) as err:
+        _fail(err)
 
 
 @app.command()

@@ -1,0 +1,203 @@
+"""Question lists for each suite, built from the public sets in ../shared/eval, split dev/test as the data is.
+
+Each builder returns plain dicts in the suite's question-file format, so `--questions FILE` (JSON lines in the
+same format) can replace any of them. Sampling is seeded, so every run and every developer gets the same list.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import defaultdict
+from pathlib import Path
+
+from engines.settings import DATA_DIR
+
+EVAL_DIR = DATA_DIR.parent.parent / "shared" / "eval"
+QUESTIONS_DIR = Path(__file__).resolve().parent / "questions"
+SPLITS = ("dev", "test")
+PER_GROUP = 150
+
+
+class EvalDataError(ValueError):
+    """The evaluation data or question file is missing or malformed; the message says which."""
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    if not path.is_file():
+        raise EvalDataError(f"question file {path} does not exist")
+    try:
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except json.JSONDecodeError as err:
+        raise EvalDataError(f"{path}: line {err.lineno} is not JSON ({err.msg})") from err
+
+
+def require_fields(items: list[dict], fields: tuple[str, ...], origin: str) -> list[dict]:
+    for number, item in enumerate(items, 1):
+        missing = [f for f in fields if f not in item]
+        if missing:
+            raise EvalDataError(f"{origin}: question {number} lacks {', '.join(missing)} (needs {', '.join(fields)})")
+    return items
+
+
+def _eval_file(eval_dir: Path, *parts: str) -> Path:
+    path = eval_dir.joinpath(*parts)
+    if not path.exists():
+        raise EvalDataError(f"{path} is missing: the public evaluation data is expected in {eval_dir} (see its README)")
+    return path
+
+
+def _load(eval_dir: Path, *parts: str):
+    return json.loads(_eval_file(eval_dir, *parts).read_text(encoding="utf-8"))
+
+
+def _jsonl(eval_dir: Path, *parts: str) -> list[dict]:
+    return read_jsonl(_eval_file(eval_dir, *parts))
+
+
+def _scifact_ids(eval_dir: Path, split: str) -> dict[str, dict[str, int]]:
+    relevance: dict[str, dict[str, int]] = defaultdict(dict)
+    for line in _eval_file(eval_dir, "scifact", "qrels", f"{split}.tsv").read_text().splitlines()[1:]:
+        query, doc, score = line.split()
+        relevance[query][doc] = int(score)
+    return relevance
+
+
+def _scifact_claims(eval_dir: Path, split: str) -> list[tuple[str, dict[str, int]]]:
+    relevance = _scifact_ids(eval_dir, split)
+    return [(q["text"], relevance[q["_id"]]) for q in _jsonl(eval_dir, "scifact", "queries.jsonl") if q["_id"] in relevance]
+
+
+def _cmrc_paragraphs(eval_dir: Path, split: str) -> list[dict]:
+    """CMRC2018 items with even index are dev, odd are test (../shared/eval/README.md)."""
+    data = _load(eval_dir, "cmrc2018", "cmrc2018_dev.json")["data"]
+    return [item["paragraphs"][0] for item in data[(0 if split == "dev" else 1) :: 2]]
+
+
+def _spider(eval_dir: Path, split: str) -> list[dict]:
+    return _load(eval_dir, "spider", f"{split}.json")
+
+
+def _rgb(eval_dir: Path, split: str) -> list[tuple[str, dict]]:
+    """RGB news questions: zh_refine has both splits; en_fact is dev only."""
+    sets = [("zh", f"zh_refine.{split}.jsonl")] + ([("en", "en_fact.jsonl")] if split == "dev" else [])
+    return [(lang, record) for lang, name in sets for record in _jsonl(eval_dir, "rgb", name)]
+
+
+def _sample(items: list, rng: random.Random, limit: int = PER_GROUP) -> list:
+    return rng.sample(items, min(limit, len(items)))
+
+
+def router_questions(eval_dir: Path, split: str) -> list[dict]:
+    """Spider questions -> their db_id; SciFact claims -> scifact; CMRC2018 -> cmrc2018; RGB news -> web."""
+    rng = random.Random(0)
+    groups = {
+        "sql-en": [(q["question"], q["db_id"]) for q in _spider(eval_dir, split)],
+        "docs-en": [(text, "scifact") for text, _ in _scifact_claims(eval_dir, split)],
+        "docs-zh": [(p["qas"][0]["question"], "cmrc2018") for p in _cmrc_paragraphs(eval_dir, split)],
+        "web-en": [(r["query"], "web") for lang, r in _rgb(eval_dir, split) if lang == "en"],
+        "web-zh": [(r["query"], "web") for lang, r in _rgb(eval_dir, split) if lang == "zh"],
+    }
+    return [
+        {"question": q, "expected_source": source, "group": group}
+        for group, pairs in groups.items()
+        for q, source in _sample(pairs, rng)
+    ]
+
+
+def sql_questions(eval_dir: Path, split: str) -> list[dict]:
+    return [{"question": q["question"], "db": q["db_id"], "gold_sql": q["query"]} for q in _spider(eval_dir, split)]
+
+
+def retrieval_questions(eval_dir: Path, split: str) -> list[dict]:
+    """SciFact claims with BEIR qrels over `scifact`; CMRC2018 questions with their paragraph over `cmrc2018`."""
+    rng = random.Random(0)
+    scifact = [{"question": text, "source": "scifact", "relevant": rel} for text, rel in _scifact_claims(eval_dir, split)]
+    cmrc = [
+        {"question": qa["question"], "source": "cmrc2018", "relevant": {p["id"]: 1}}
+        for p in _cmrc_paragraphs(eval_dir, split)
+        for qa in p["qas"][:1]
+    ]
+    return scifact + _sample(cmrc, rng)
+
+
+def _rgb_answers(answer) -> list:
+    return answer if isinstance(answer, list) else [answer]
+
+
+def answers_questions(eval_dir: Path, split: str, passages: int = 5, noise: int = 2) -> list[dict]:
+    """RGB noise robustness (positives plus `noise` negatives) and negative rejection (negatives only);
+    SQuAD 2.0 subset (dev only: answerable and unanswerable); CMRC2018 (the question's own paragraph)."""
+    rng = random.Random(0)
+    items = []
+    for lang, r in _rgb(eval_dir, split):
+        if len(r["positive"]) >= passages - noise and len(r["negative"]) >= passages:
+            mixed = r["positive"][: passages - noise] + r["negative"][:noise]
+            rng.shuffle(mixed)
+            base = {"question": r["query"], "answers": _rgb_answers(r["answer"]), "set": f"rgb-{lang}"}
+            items.append({**base, "passages": mixed, "answerable": True, "task": "noise"})
+            items.append({**base, "passages": r["negative"][:passages], "answerable": False, "task": "reject"})
+    if split == "dev":
+        for article in _load(eval_dir, "squad_v2_subset", "dev-v2.0.first2articles.json")["data"]:
+            for p in article["paragraphs"]:
+                for qa in p["qas"][:2]:
+                    answers = [a["text"] for a in qa["answers"]]
+                    items.append({"question": qa["question"], "answers": answers, "set": "squad2", "passages": [p["context"]],
+                                  "answerable": not qa.get("is_impossible", False), "task": "reading"})
+    for p in _cmrc_paragraphs(eval_dir, split):
+        qa = p["qas"][0]
+        items.append({"question": qa["question"], "answers": [a["text"] for a in qa["answers"]], "set": "cmrc2018",
+                      "passages": [p["context"]], "answerable": True, "task": "reading"})
+    by_set: dict[str, list[dict]] = defaultdict(list)
+    for item in items:
+        by_set[f"{item['set']}/{item['task']}"].append(item)
+    return [item for group in by_set.values() for item in _sample(group, rng, 100)]
+
+
+BUILDERS = {"router": router_questions, "sql": sql_questions, "retrieval": retrieval_questions, "answers": answers_questions}
+REQUIRED = {
+    "router": ("question", "expected_source"),
+    "sql": ("question", "db", "gold_sql"),
+    "retrieval": ("question", "source", "relevant"),
+    "answers": ("question", "answers", "passages", "answerable"),
+}
+
+
+def stratified(items: list[dict], limit: int | None, key: str) -> list[dict]:
+    """The first `limit` questions in round-robin over groups, so a small slice still covers every kind."""
+    if not limit or limit >= len(items):
+        return items
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for item in items:
+        groups[str(item.get(key, ""))].append(item)
+    picked: list[dict] = []
+    queues = [list(g) for g in groups.values()]
+    while len(picked) < limit:
+        for queue in queues:
+            if queue and len(picked) < limit:
+                picked.append(queue.pop(0))
+    return picked
+
+
+def load_questions(suite: str, split: str, questions: Path | None, eval_dir: Path = EVAL_DIR) -> tuple[list[dict], str]:
+    """The suite's questions (from FILE, the shipped file, or built from the public sets) and where they came from."""
+    if questions is not None:
+        return require_fields(read_jsonl(questions), REQUIRED[suite], str(questions)), str(questions)
+    shipped = QUESTIONS_DIR / f"{suite}.{split}.jsonl"
+    if shipped.is_file():
+        return read_jsonl(shipped), str(shipped.relative_to(DATA_DIR.parent))
+    return BUILDERS[suite](eval_dir, split), f"{eval_dir} ({suite} builder, {split})"
+
+
+def main() -> None:
+    """Write the shipped router question files (the other suites build theirs from ../shared/eval at run time)."""
+    QUESTIONS_DIR.mkdir(exist_ok=True)
+    for split in SPLITS:
+        items = router_questions(EVAL_DIR, split)
+        path = QUESTIONS_DIR / f"router.{split}.jsonl"
+        path.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
+        print(f"{path}: {len(items)} questions")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""Scores shared by the suites: ranking metrics, short-answer EM/F1, latency summaries."""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from collections import Counter
+from typing import Iterable, Sequence
+
+import numpy as np
+
+
+def ndcg_at(ranked: Sequence[str], relevance: dict[str, int], k: int = 10) -> float:
+    gains = [relevance.get(doc, 0) for doc in ranked[:k]]
+    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains))
+    ideal = sorted(relevance.values(), reverse=True)[:k]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def recall_at(ranked: Sequence[str], relevance: dict[str, int], k: int) -> float:
+    relevant = {d for d, g in relevance.items() if g > 0}
+    return len(relevant & set(ranked[:k])) / len(relevant) if relevant else 0.0
+
+
+def mrr_at(ranked: Sequence[str], relevance: dict[str, int], k: int = 10) -> float:
+    for i, doc in enumerate(ranked[:k]):
+        if relevance.get(doc, 0) > 0:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+def latency(ms: Iterable[float]) -> dict[str, float]:
+    values = list(ms)
+    if not values:
+        return {"median_ms": float("nan"), "p95_ms": float("nan")}
+    return {"median_ms": round(float(np.median(values)), 1), "p95_ms": round(float(np.percentile(values, 95)), 1)}
+
+
+def _has_cjk(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+_PUNCT = set(string.punctuation) | set("，。！？、；：“”‘’（）《》【】…—·")
+
+
+def _tokens(text: str) -> list[str]:
+    """SQuAD's normalisation for English (lowercase, no punctuation or articles); characters for Chinese (CMRC)."""
+    text = "".join(ch for ch in text.lower() if ch not in _PUNCT)
+    if _has_cjk(text):
+        return [ch for ch in text if not ch.isspace()]
+    return re.sub(r"\b(a|an|the)\b", " ", text).split()
+
+
+def exact_match(prediction: str, golds: Sequence[str]) -> float:
+    return float(any(_tokens(prediction) == _tokens(g) for g in golds))
+
+
+def f1(prediction: str, golds: Sequence[str]) -> float:
+    def one(gold: str) -> float:
+        p, g = _tokens(prediction), _tokens(gold)
+        common = sum((Counter(p) & Counter(g)).values())
+        if not common:
+            return 0.0
+        precision, recall = common / len(p), common / len(g)
+        return 2 * precision * recall / (precision + recall)
+
+    return max((one(g) for g in golds), default=0.0)
+
+
+def contains_answer(prediction: str, golds: Sequence[str]) -> float:
+    """RGB's criterion: the answer text appears in the response (normalised)."""
+    text = " ".join(_tokens(prediction)) if not _has_cjk(prediction) else "".join(_tokens(prediction))
+    for gold in golds:
+        g = " ".join(_tokens(gold)) if not _has_cjk(gold) else "".join(_tokens(gold))
+        if g and g in text:
+            return 1.0
+    return 0.0

@@ -1,0 +1,39 @@
+"""Run one suite: load its questions, take the split and limit, run ours and the baseline, write the report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from engines.router import RagRouter
+from engines.settings import Settings
+from evals.datasets import load_questions, stratified
+from evals.report import Report
+from evals.runlog import RunLog
+
+REPORTS_DIR = Path(__file__).resolve().parent / "reports"
+# Questions are sliced round-robin over this field, so `--limit 10` still samples every kind of question.
+GROUP_KEY = {"router": "group", "sql": "db", "retrieval": "source", "answers": "set"}
+
+
+def _suite(name: str) -> Callable[[RagRouter, list[dict], Report, RunLog], None]:
+    if name == "router":
+        from evals.router_suite import run_router_suite as run
+    elif name == "sql":
+        from evals.sql_suite import run_sql_suite as run
+    elif name == "retrieval":
+        from evals.retrieval_suite import run_retrieval_suite as run
+    else:
+        from evals.answers_suite import run_answers_suite as run
+    return run
+
+
+def run_suite(suite: str, sources_file: Path, questions: Path | None, limit: int | None, split: str, out: Path | None) -> Path:
+    items, origin = load_questions(suite, split, questions)
+    items = stratified(items, limit, GROUP_KEY[suite])
+    out = out or REPORTS_DIR / f"{suite}-{split}"
+    settings = Settings()
+    router = RagRouter(settings, sources_file)
+    report = Report(suite, split, out, origin, len(items), settings)
+    _suite(suite)(router, items, report, RunLog(out))
+    return report.write()
