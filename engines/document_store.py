@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from dataclasses import dataclass, field
@@ -142,11 +143,28 @@ def _load_squad(source: DocumentsSource) -> list[Document]:
     return docs
 
 
+def passage_id(text: str) -> str:
+    """A stable id for a passage that has none (RGB's passages are bare strings shared across questions)."""
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _load_rgb(source: DocumentsSource) -> list[Document]:
+    passages: dict[str, str] = {}
+    with source.path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                record = json.loads(line)
+                for text in record["positive"] + record["negative"]:
+                    passages.setdefault(passage_id(text), text)
+    return [Document(id_=pid, text=text, metadata={"doc_id": pid}) for pid, text in passages.items()]
+
+
+LOADERS: dict[str, Callable[[DocumentsSource], list[Document]]] = {"jsonl": _load_jsonl, "squad": _load_squad, "rgb": _load_rgb}
+
+
 def _read_source(source: DocumentsSource, report: IngestReport) -> list[Document]:
-    if source.format == "jsonl":
-        return _load_jsonl(source)
-    if source.format == "squad":
-        return _load_squad(source)
+    if source.format in LOADERS:
+        return LOADERS[source.format](source)
     return _load_files(source.path, report)
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from llama_index.core import VectorStoreIndex
+from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.indices.base import BaseIndex
 from llama_index.core.llms import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.query_engine import CitationQueryEngine
@@ -28,12 +30,10 @@ def _postprocessors(settings: Settings, embed_model: BaseEmbedding, rerank: bool
     return steps
 
 
-def build_documents_engine(
-    index: VectorStoreIndex, settings: Settings, llm: LLM, embed_model: BaseEmbedding, language: str
+def build_answer_engine(
+    index: BaseIndex, retriever: BaseRetriever, settings: Settings, llm: LLM, embed_model: BaseEmbedding, rerank: bool
 ) -> CitationQueryEngine:
-    rerank = uses_rerank(settings, language)
-    retrieve_k = settings.top_k if rerank else settings.answer_top_n
-    retriever = index.as_retriever(similarity_top_k=retrieve_k, vector_store_query_mode="hybrid")
+    """Whatever the retriever finds -> (rerank) -> compress -> an answer that cites its numbered sources."""
     return CitationQueryEngine.from_args(
         index,
         llm=llm,
@@ -43,3 +43,12 @@ def build_documents_engine(
         citation_qa_template=CITATION_QA,
         citation_refine_template=CITATION_REFINE,
     )
+
+
+def build_documents_engine(
+    index: VectorStoreIndex, settings: Settings, llm: LLM, embed_model: BaseEmbedding, language: str
+) -> CitationQueryEngine:
+    rerank = uses_rerank(settings, language)
+    retrieve_k = settings.top_k if rerank else settings.answer_top_n
+    retriever = index.as_retriever(similarity_top_k=retrieve_k, vector_store_query_mode="hybrid")
+    return build_answer_engine(index, retriever, settings, llm, embed_model, rerank)

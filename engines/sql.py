@@ -89,5 +89,6 @@ ANSWER_FROM_ROWS = PromptTemplate(
 )
 
 
-def build_sql_engine(database: GuardedSQLDatabase, llm: LLM) -> NLSQLTableQueryEngine:
-    return NLSQLTableQueryEngine(sql_database=database, llm=llm, synthesize_response=True, response_synthesis_prompt=ANSWER_FROM_ROWS)
+def build_sql_engine(database: GuardedSQLDatabase, llm: LLM, synthesize: bool = True) -> NLSQLTableQueryEngine:
+    """`synthesize=False` returns the rows without the answer sentence (the SQL suite scores only the SQL)."""
+    return NLSQLTableQueryEngine(sql_database=database, llm=llm, synthesize_response=synthesize, response_synthesis_prompt=ANSWER_FROM_ROWS)

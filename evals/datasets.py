@@ -11,6 +11,7 @@ import random
 from collections import defaultdict
 from pathlib import Path
 
+from engines.document_store import passage_id
 from engines.settings import DATA_DIR
 
 EVAL_DIR = DATA_DIR.parent.parent / "shared" / "eval"
@@ -110,15 +111,21 @@ def sql_questions(eval_dir: Path, split: str) -> list[dict]:
 
 
 def retrieval_questions(eval_dir: Path, split: str) -> list[dict]:
-    """SciFact claims with BEIR qrels over `scifact`; CMRC2018 questions with their paragraph over `cmrc2018`."""
+    """SciFact claims with BEIR qrels over `scifact`; CMRC2018 questions with their paragraph over `cmrc2018`;
+    RGB zh_refine questions with their positive passages over `rgb_zh_SPLIT` (all of the split's passages)."""
     rng = random.Random(0)
     scifact = [{"question": text, "source": "scifact", "relevant": rel} for text, rel in _scifact_claims(eval_dir, split)]
     cmrc = [
-        {"question": qa["question"], "source": "cmrc2018", "relevant": {p["id"]: 1}}
+        {"question": qa["question"], "source": "cmrc2018", "relevant": {p["id"]: 1}, "answer": qa["answers"][0]["text"]}
         for p in _cmrc_paragraphs(eval_dir, split)
         for qa in p["qas"][:1]
     ]
-    return scifact + _sample(cmrc, rng)
+    rgb = [
+        {"question": r["query"], "source": f"rgb_zh_{split}", "relevant": {passage_id(p): 1 for p in r["positive"]}}
+        for lang, r in _rgb(eval_dir, split)
+        if lang == "zh" and r["positive"]
+    ]
+    return scifact + _sample(cmrc, rng) + rgb
 
 
 def _rgb_answers(answer) -> list:
@@ -148,10 +155,11 @@ def answers_questions(eval_dir: Path, split: str, passages: int = 5, noise: int 
         qa = p["qas"][0]
         items.append({"question": qa["question"], "answers": [a["text"] for a in qa["answers"]], "set": "cmrc2018",
                       "passages": [p["context"]], "answerable": True, "task": "reading"})
-    by_set: dict[str, list[dict]] = defaultdict(list)
+    by_group: dict[str, list[dict]] = defaultdict(list)
     for item in items:
-        by_set[f"{item['set']}/{item['task']}"].append(item)
-    return [item for group in by_set.values() for item in _sample(group, rng, 100)]
+        item["group"] = f"{item['set']}/{item['task']}"
+        by_group[item["group"]].append(item)
+    return [item for group in by_group.values() for item in _sample(group, rng, 100)]
 
 
 BUILDERS = {"router": router_questions, "sql": sql_questions, "retrieval": retrieval_questions, "answers": answers_questions}
@@ -186,7 +194,7 @@ def load_questions(suite: str, split: str, questions: Path | None, eval_dir: Pat
     shipped = QUESTIONS_DIR / f"{suite}.{split}.jsonl"
     if shipped.is_file():
         return read_jsonl(shipped), str(shipped.relative_to(DATA_DIR.parent))
-    return BUILDERS[suite](eval_dir, split), f"{eval_dir} ({suite} builder, {split})"
+    return BUILDERS[suite](eval_dir, split), f"../shared/eval ({suite} questions, {split} split)"
 
 
 def main() -> None:

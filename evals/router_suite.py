@@ -19,6 +19,7 @@ from llama_index.core.selectors import EmbeddingSingleSelector, LLMSingleSelecto
 from llama_index.core.tools.types import ToolMetadata
 
 from engines.router import RagRouter
+from evals.datasets import EvalDataError
 from evals.metrics import latency
 from evals.report import Report, latency_histogram
 from evals.runlog import RunLog
@@ -82,7 +83,7 @@ def run_router_suite(router: RagRouter, items: list[dict], report: Report, log: 
     sources = [c.name for c in choices]
     unknown = sorted({q["expected_source"] for q in items} - set(sources))
     if unknown:
-        raise ValueError(f"the questions expect sources the sources file lacks: {', '.join(unknown)}")
+        raise EvalDataError(f"the questions expect sources the sources file lacks: {', '.join(unknown)}")
     systems: dict[str, BaseSelector] = {
         OURS: router.selector,
         BASELINE: LLMSingleSelector.from_defaults(llm=router.llm),

@@ -13,7 +13,7 @@ from evals.runlog import RunLog
 
 REPORTS_DIR = Path(__file__).resolve().parent / "reports"
 # Questions are sliced round-robin over this field, so `--limit 10` still samples every kind of question.
-GROUP_KEY = {"router": "group", "sql": "db", "retrieval": "source", "answers": "set"}
+GROUP_KEY = {"router": "group", "sql": "db", "retrieval": "source", "answers": "group"}
 
 
 def _suite(name: str) -> Callable[[RagRouter, list[dict], Report, RunLog], None]:
@@ -28,12 +28,15 @@ def _suite(name: str) -> Callable[[RagRouter, list[dict], Report, RunLog], None]
     return run
 
 
-def run_suite(suite: str, sources_file: Path, questions: Path | None, limit: int | None, split: str, out: Path | None) -> Path:
+def run_suite(
+    suite: str, sources_file: Path, questions: Path | None, limit: int | None, split: str, out: Path | None,
+    router: RagRouter | None = None,
+) -> Path:
+    """Run SUITE and write its report; `router` lets a caller that already holds the models reuse them."""
     items, origin = load_questions(suite, split, questions)
     items = stratified(items, limit, GROUP_KEY[suite])
     out = out or REPORTS_DIR / f"{suite}-{split}"
-    settings = Settings()
-    router = RagRouter(settings, sources_file)
-    report = Report(suite, split, out, origin, len(items), settings)
+    router = router or RagRouter(Settings(), sources_file)
+    report = Report(suite, split, out, origin, len(items), router.settings)
     _suite(suite)(router, items, report, RunLog(out))
     return report.write()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from llama_index.core import VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.tools import QueryEngineTool
@@ -25,6 +26,7 @@ class SourceTool:
     profile: list[str]
     database: GuardedSQLDatabase | None = None
     probe: Probe | None = None
+    index: VectorStoreIndex | None = None
 
 
 def _documents_tool(source: DocumentsSource, settings: Settings, llm: LLM, embed: BaseEmbedding, cache: DescriptionCache) -> SourceTool:
@@ -35,7 +37,7 @@ def _documents_tool(source: DocumentsSource, settings: Settings, llm: LLM, embed
     index = open_index(source, settings, embed)
     engine = build_documents_engine(index, settings, llm, embed, source.language)
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=description)
-    return SourceTool(source, tool, [description, *entry["samples"]], probe=nearest_chunk_probe(index.vector_store))
+    return SourceTool(source, tool, [description, *entry["samples"]], probe=nearest_chunk_probe(index.vector_store), index=index)
 
 
 def _sql_profile(source: SqlSource, database: GuardedSQLDatabase) -> list[str]:

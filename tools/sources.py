@@ -24,8 +24,9 @@ class _Source(BaseModel):
 class DocumentsSource(_Source):
     kind: Literal["documents"]
     path: Path
-    # files: a folder or file read by SimpleDirectoryReader; jsonl: one document per line; squad: one per paragraph.
-    format: Literal["files", "jsonl", "squad"] = "files"
+    # files: a folder or file read by SimpleDirectoryReader; jsonl: one document per line; squad: one per paragraph;
+    # rgb: the RGB benchmark's JSON lines, one document per distinct positive or negative passage.
+    format: Literal["files", "jsonl", "squad", "rgb"] = "files"
     id_field: str = "_id"
     text_fields: list[str] = ["title", "text"]
     language: Literal["en", "zh", "mixed"] = "mixed"

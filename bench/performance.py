@@ -1,0 +1,176 @@
+"""`make bench`: speed on this machine, as medians and p95 over repeated runs, beside LlamaIndex's stock pieces.
+
+    python -m bench.performance [--repeats 3] [--ingest-docs 300]
+
+Measured in one run: peak memory of `ragrouter ask`; route decision time (ours vs the stock embedding and LLM
+selectors, same tools); end-to-end time per question kind on the demo sources (ours vs
+`RouterQueryEngine.from_defaults` over stock query engines on the same stores); retrieval stage times;
+ingest throughput on the first N SciFact abstracts (ours: chunk + e5 + BM25 into Milvus Lite; stock:
+`VectorStoreIndex.from_documents` into a dense-only Milvus Lite collection). Writes bench/results.json.
+Needs `make ingest` and `make eval-ingest` first (the Makefile's `bench` target does both).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+import engines  # noqa: F401  (offline, one thread)
+from engines.router import RagRouter
+from engines.settings import DATA_DIR, Settings
+from evals.datasets import EVAL_DIR, load_questions, retrieval_questions, stratified
+
+RESULTS = Path(__file__).resolve().parent / "results.json"
+DEMO_QUESTIONS = {
+    "documents (en)": "How many days per week can I work remotely?",
+    "documents (zh)": "国内出差每天的餐补是多少？",
+    "sql (en)": "How many customers are older than 30?",
+    "sql (zh)": "年龄大于30的客户有多少？",
+}
+
+
+def stats(values: list[float]) -> dict[str, float]:
+    return {"median_ms": round(float(np.median(values)), 1), "p95_ms": round(float(np.percentile(values, 95)), 1), "n": len(values)}
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return 1000 * (time.perf_counter() - start)
+
+
+def peak_memory_of_ask() -> dict:
+    """Max resident set of one `ragrouter ask` process (model, embeddings, Milvus client, answer), in MiB."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "ui.cli", "ask", DEMO_QUESTIONS["sql (en)"], "--json"], check=True, capture_output=True)
+    wall = time.perf_counter() - start
+    return {"peak_rss_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1), "wall_s": round(wall, 1)}
+
+
+def route_times(router: RagRouter, repeats: int) -> dict:
+    from llama_index.core.schema import QueryBundle
+    from llama_index.core.selectors import EmbeddingSingleSelector, LLMSingleSelector
+
+    questions = [q["question"] for q in stratified(load_questions("router", "dev", None)[0], 50, "group")]
+    choices = [t.tool.metadata for t in router.tools]
+    selectors = {
+        "ragrouter": (router.selector, questions * repeats),
+        "stock EmbeddingSingleSelector": (EmbeddingSingleSelector.from_defaults(embed_model=router.embed), questions[:20]),
+        "stock LLMSingleSelector": (LLMSingleSelector.from_defaults(llm=router.llm), questions[:10]),
+    }
+    return {name: stats([timed(lambda q=q: sel.select(choices, QueryBundle(q))) for q in qs]) for name, (sel, qs) in selectors.items()}
+
+
+def _stock_router(router: RagRouter):
+    from llama_index.core import SQLDatabase
+    from llama_index.core.query_engine import NLSQLTableQueryEngine, RouterQueryEngine
+    from llama_index.core.tools import QueryEngineTool
+
+    tools = []
+    for t in router.tools:
+        if t.index is not None:
+            engine = t.index.as_query_engine(llm=router.llm)
+        elif t.database is not None:
+            engine = NLSQLTableQueryEngine(sql_database=SQLDatabase(t.database.engine), llm=router.llm)
+        else:
+            continue  # no network here: the web path is left out of both
+        tools.append(QueryEngineTool.from_defaults(engine, name=t.source.name, description=t.tool.metadata.description))
+    return RouterQueryEngine.from_defaults(query_engine_tools=tools, llm=router.llm)
+
+
+def answer_times(router: RagRouter, repeats: int) -> dict:
+    stock = _stock_router(router)
+    results = {}
+    for kind, question in DEMO_QUESTIONS.items():
+        ours = [timed(lambda: router.ask(question)) for _ in range(repeats)]
+        base = [timed(lambda: stock.query(question)) for _ in range(repeats)]
+        results[kind] = {"ragrouter": stats(ours), "stock RouterQueryEngine": stats(base)}
+    return results
+
+
+def stage_times(router: RagRouter) -> dict:
+    from evals.retrieval_suite import StageRunner
+
+    runner = StageRunner(router)
+    records = [runner.measure(q) for q in stratified(retrieval_questions(EVAL_DIR, "dev"), 30, "source")]
+    stages = {stage: stats([r["ms"][stage] for r in records]) for stage in records[0]["ms"]}
+    stages["compress"] = stats([r["compress_ms"] for r in records])
+    return stages
+
+
+def ingest_throughput(router: RagRouter, docs: int) -> dict:
+    from llama_index.core import StorageContext, VectorStoreIndex
+    from llama_index.vector_stores.milvus import MilvusVectorStore
+
+    from engines.document_store import IngestReport, ingest_documents, load_documents
+    from tools.sources import load_sources
+
+    scifact = next(s for s in load_sources(DATA_DIR / "eval-sources.yaml") if s.name == "scifact")
+    documents = load_documents(scifact, IngestReport(scifact.name))[:docs]
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = router.settings.model_copy(update={"state_dir": Path(tmp), "milvus_uri": str(Path(tmp) / "ours.db")})
+        ours = timed(lambda: ingest_documents(scifact, settings, router.embed, documents)) / 1000
+        store = MilvusVectorStore(uri=str(Path(tmp) / "stock.db"), collection_name="stock", dim=len(router.embed.get_query_embedding("x")), overwrite=True)
+        storage = StorageContext.from_defaults(vector_store=store)
+        stock = timed(lambda: VectorStoreIndex.from_documents(documents, storage_context=storage, embed_model=router.embed)) / 1000
+    return {
+        "documents": docs,
+        "ragrouter": {"total_s": round(ours, 1), "docs_per_s": round(docs / ours, 2)},
+        "stock VectorStoreIndex.from_documents": {"total_s": round(stock, 1), "docs_per_s": round(docs / stock, 2)},
+    }
+
+
+def _row(what: str, ours: dict, base: dict | None) -> str:
+    ratio = f"{ours['median_ms'] / base['median_ms']:.3f}" if base else "–"
+    stock = f"{base['median_ms']:,.1f} / {base['p95_ms']:,.1f}" if base else "–"
+    return f"| {what} | {ours['median_ms']:,.1f} / {ours['p95_ms']:,.1f} | {stock} | {ratio} |"
+
+
+def markdown(results: dict) -> str:
+    """The README's performance table: ms as median / p95, ours beside the stock piece, ours / stock."""
+    route = results["route"]
+    rows = ["| measurement | ragrouter (median / p95 ms) | stock (median / p95 ms) | ours / stock |", "|---|---|---|---|"]
+    rows.append(_row("route decision vs EmbeddingSingleSelector", route["ragrouter"], route["stock EmbeddingSingleSelector"]))
+    rows.append(_row("route decision vs LLMSingleSelector", route["ragrouter"], route["stock LLMSingleSelector"]))
+    for kind, pair in results["answer"].items():
+        rows.append(_row(f"answer, {kind}", pair["ragrouter"], pair["stock RouterQueryEngine"]))
+    for stage, s in results["retrieval_stages"].items():
+        rows.append(_row(f"retrieval stage: {stage}", s, results["retrieval_stages"]["dense"] if stage == "hybrid" else None))
+    ingest = results["ingest"]
+    ours, stock = ingest["ragrouter"], ingest["stock VectorStoreIndex.from_documents"]
+    rows.append(f"| ingest {ingest['documents']} SciFact abstracts | {ours['total_s']} s ({ours['docs_per_s']} docs/s) | "
+                f"{stock['total_s']} s ({stock['docs_per_s']} docs/s) | {ours['total_s'] / stock['total_s']:.2f} |")
+    memory = results["ask_peak_memory"]
+    rows.append(f"| `ragrouter ask` peak memory | {memory['peak_rss_mib']:,.0f} MiB ({memory['wall_s']} s wall) | – | – |")
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--ingest-docs", type=int, default=300)
+    args = parser.parse_args()
+    results: dict = {"machine": f"{sys.platform}, {len(__import__('os').sched_getaffinity(0))} cores", "repeats": args.repeats}
+    results["ask_peak_memory"] = peak_memory_of_ask()  # first: a second process cannot open Milvus Lite while we hold it
+    demo = RagRouter(Settings(), DATA_DIR / "sources.yaml")
+    reference = RagRouter(Settings(), DATA_DIR / "eval-sources.yaml", llm=demo.llm, embed=demo.embed)
+    results["route"] = route_times(reference, args.repeats)
+    results["answer"] = answer_times(demo, args.repeats)
+    results["retrieval_stages"] = stage_times(reference)
+    results["ingest"] = ingest_throughput(reference, args.ingest_docs)
+    results["time_to_first_token"] = None  # no path streams its answer yet
+    RESULTS.write_text(json.dumps(results, ensure_ascii=False, indent=1), encoding="utf-8")
+    print(markdown(results))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""Answers suite: given the passages, is the answer right, declined when it should be, and faithful to them?
+
+Sets: RGB noise robustness (positive plus negative passages; the answer must contain every gold answer) and
+negative rejection (negative passages only; the answer must decline), SQuAD 2.0 subset (unanswerable
+questions must be declined) and CMRC2018 (short-answer F1). Ours answers as the documents path does
+(compression, then the citation prompt); the baseline is LlamaIndex's stock query engine over the same
+passages (default compact synthesizer and prompts). Faithfulness: LlamaIndex's FaithfulnessEvaluator with
+the local model as judge, over the answers that did not decline.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import defaultdict
+
+import numpy as np
+from llama_index.core import SummaryIndex
+from llama_index.core.evaluation import FaithfulnessEvaluator
+from llama_index.core.query_engine import BaseQueryEngine
+from llama_index.core.schema import TextNode
+
+from engines.documents import build_answer_engine
+from engines.router import RagRouter
+from evals.metrics import contains_answer, f1, latency
+from evals.report import Report, latency_histogram
+from evals.runlog import RunLog
+
+OURS = "ragrouter"
+BASELINE = "stock SummaryIndex.as_query_engine()"
+# How both systems' answers say the passages lack the answer (the stock prompt does not ask for a fixed phrase).
+DECLINE = re.compile(
+    r"(do(es)? not (contain|mention|provide|include|say|specify|state)|doesn't (contain|mention|provide)|not (mentioned|provided|specified|stated)|"
+    r"no (information|mention|answer)|cannot (be )?(answer|determine|found)|can't (answer|determine)|unable to (answer|determine|find)|"
+    r"don't know|do not know|insufficient|not enough information|没有(提到|提及|提供|相关|包含|给出|说明)|并未|未(提及|提到|提供|给出|说明)|"
+    r"无法(回答|确定|从|得知|找到)|不包含|不知道|信息不足)",
+    re.IGNORECASE,
+)
+
+
+def declines(answer: str) -> bool:
+    return bool(DECLINE.search(answer))
+
+
+def rgb_correct(answer: str, gold: list) -> bool:
+    """RGB: every gold answer must appear; an element that is itself a list lists accepted alternatives."""
+    return all(contains_answer(answer, g if isinstance(g, list) else [g]) for g in gold)
+
+
+def _engines(router: RagRouter, passages: list[str]) -> dict[str, BaseQueryEngine]:
+    index = SummaryIndex([TextNode(text=p) for p in passages])
+    ours = build_answer_engine(index, index.as_retriever(), router.settings, router.llm, router.embed, rerank=False)
+    return {OURS: ours, BASELINE: index.as_query_engine(llm=router.llm)}
+
+
+def _answer(engine: BaseQueryEngine, judge: FaithfulnessEvaluator, item: dict) -> dict:
+    start = time.perf_counter()
+    response = engine.query(item["question"])
+    ms = round(1000 * (time.perf_counter() - start), 1)
+    answer = str(response.response or "").strip()
+    record = {"answer": answer, "ms": ms, "declined": declines(answer)}
+    if item["answerable"]:
+        golds = item["answers"]
+        record["correct"] = rgb_correct(answer, golds) if item.get("set", "").startswith("rgb") else bool(contains_answer(answer, golds))
+        record["f1"] = round(f1(answer, [g for g in golds if isinstance(g, str)] or [str(golds)]), 4)
+    if not record["declined"]:
+        contexts = [n.node.get_content() for n in response.source_nodes] or item["passages"]
+        record["faithful"] = bool(judge.evaluate(query=item["question"], response=answer, contexts=contexts).passing)
+    return record
+
+
+def _mean(values: list) -> float | None:
+    return round(float(np.mean(values)), 4) if values else None
+
+
+def summarise(records: list[dict], items: list[dict]) -> dict:
+    answerable = [r for r, q in zip(records, items) if q["answerable"]]
+    unanswerable = [r for r, q in zip(records, items) if not q["answerable"]]
+    by_set: dict[str, list[dict]] = defaultdict(list)
+    for r, q in zip(records, items):
+        by_set[q.get("group", q.get("set", "all"))].append(r)
+    return {
+        "answer_accuracy": _mean([r["correct"] for r in answerable]),
+        "rejection_rate": _mean([r["declined"] for r in unanswerable]),
+        "false_rejection_rate": _mean([r["declined"] for r in answerable]),
+        "faithfulness": _mean([r["faithful"] for r in records if "faithful" in r]),
+        "f1": _mean([r["f1"] for r in answerable]),
+        **latency(r["ms"] for r in records),
+        "by_set": {
+            name: {"n": len(rs), "accuracy": _mean([r["correct"] for r in rs if "correct" in r]), "declined": _mean([r["declined"] for r in rs])}
+            for name, rs in by_set.items()
+        },
+    }
+
+
+def run_answers_suite(router: RagRouter, items: list[dict], report: Report, log: RunLog) -> None:
+    judge = FaithfulnessEvaluator(llm=router.llm)
+    keyed = [(f"{i}:{q['set']}:{q['question']}", q) for i, q in enumerate(items)]
+    results = {
+        name: log.run(name, keyed, lambda q, n=name: _answer(_engines(router, q["passages"])[n], judge, q))
+        for name in (OURS, BASELINE)
+    }
+    summaries = {name: summarise(records, items) for name, records in results.items()}
+    headline = ("answer_accuracy", "rejection_rate", "false_rejection_rate", "faithfulness", "median_ms")
+    report.headline({k: summaries[OURS][k] for k in headline}, {k: summaries[BASELINE][k] for k in headline}, BASELINE)
+    report.detail("systems", summaries)
+    rows = ["| set | n | ours right | stock right | ours declined | stock declined |", "|---|---|---|---|---|---|"]
+    for name, ours in summaries[OURS]["by_set"].items():
+        stock = summaries[BASELINE]["by_set"][name]
+        rows.append(f"| {name} | {ours['n']} | {ours['accuracy']} | {stock['accuracy']} | {ours['declined']} | {stock['declined']} |")
+    report.section(
+        "## Per set\n\n" + "\n".join(rows) + "\n\n`right`: the answer contains the gold answer (RGB: every gold answer); "
+        "`declined`: the answer says the passages lack it (for `reject` sets and unanswerable SQuAD questions, declining is right)."
+    )
+    latency_histogram(report, "answer_latency.png", {n: [r["ms"] for r in rs] for n, rs in results.items()}, "passages -> answer")

@@ -1,0 +1,174 @@
+"""Retrieval suite: ranking quality of each documents-path stage, ours beside stock dense retrieval.
+
+Stages over the same ingested collection: dense (LlamaIndex's `as_retriever()`, the baseline), BM25 (Milvus's
+built-in function), hybrid (RRF of both; what ragrouter retrieves), + rerank (ColbertRerank over the first
+`top_k`), and compression (SentenceEmbeddingOptimizer over the `answer_top_n` passages the model reads:
+how many context tokens it removes and, where the answer span is known, whether the answer survives).
+Chunks map to their document (`doc_id`) and a document counts at its best chunk.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from typing import Callable
+
+import matplotlib.pyplot as plt
+import numpy as np
+from llama_index.core import VectorStoreIndex
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+
+from engines.compression import SafeSentenceOptimizer
+from engines.documents import uses_rerank
+from engines.router import RagRouter
+from evals.datasets import EvalDataError
+from evals.metrics import mrr_at, ndcg_at, recall_at
+from evals.report import Report
+from evals.runlog import RunLog
+
+DEPTH = 200  # chunks fetched per stage, enough for recall@100 over documents
+STAGES = ("dense", "bm25", "hybrid", "hybrid+rerank")
+METRICS = {
+    "ndcg@10": lambda r, rel: ndcg_at(r, rel, 10),
+    "recall@5": lambda r, rel: recall_at(r, rel, 5),
+    "recall@10": lambda r, rel: recall_at(r, rel, 10),
+    "recall@100": lambda r, rel: recall_at(r, rel, 100),
+    "mrr@10": lambda r, rel: mrr_at(r, rel, 10),
+}
+
+
+def documents_of(nodes: list[NodeWithScore]) -> list[str]:
+    seen: dict[str, None] = {}
+    for n in nodes:
+        seen.setdefault(str(n.node.metadata.get("doc_id") or n.node.ref_doc_id), None)
+    return list(seen)[:100]
+
+
+def _bm25(index: VectorStoreIndex, question: str) -> list[NodeWithScore]:
+    """Milvus's BM25 function queried directly: LlamaIndex's `text_search` mode sends drop_ratio_search, which Milvus Lite rejects."""
+    store = index.vector_store
+    hits = store.client.search(
+        store.collection_name, data=[question], anns_field=store.sparse_embedding_field, limit=DEPTH,
+        output_fields=["doc_id"], search_params={"metric_type": "BM25"},
+    )[0]
+    return [NodeWithScore(node=TextNode(id_=str(h["id"]), metadata={"doc_id": h["entity"].get("doc_id")}), score=h["distance"]) for h in hits]
+
+
+def _timed(fn: Callable[[], list[NodeWithScore]]) -> tuple[list[NodeWithScore], float]:
+    start = time.perf_counter()
+    nodes = fn()
+    return nodes, round(1000 * (time.perf_counter() - start), 1)
+
+
+def _tokens(nodes: list[NodeWithScore]) -> int:
+    return sum(len(n.node.get_content()) for n in nodes)
+
+
+class StageRunner:
+    """Runs every stage for one question on one source's index."""
+
+    def __init__(self, router: RagRouter) -> None:
+        self.router = router
+        self.settings = router.settings
+        self.compressor = SafeSentenceOptimizer(router.embed, self.settings.compress_percentile_cutoff)
+        self._reranker = None
+
+    def reranker(self):
+        if self._reranker is None:
+            from engines.rerank import build_reranker  # imports torch, so only when the stage runs
+
+            self._reranker = build_reranker(self.settings.model_copy(update={"answer_top_n": self.settings.top_k}))
+        return self._reranker
+
+    def measure(self, item: dict) -> dict:
+        tool = self.router.tool(item["source"])
+        index, question = tool.index, item["question"]
+        dense, dense_ms = _timed(lambda: index.as_retriever(similarity_top_k=DEPTH).retrieve(question))
+        bm25, bm25_ms = _timed(lambda: _bm25(index, question))
+        hybrid, hybrid_ms = _timed(lambda: index.as_retriever(similarity_top_k=DEPTH, vector_store_query_mode="hybrid").retrieve(question))
+        head = [NodeWithScore(node=n.node, score=n.score) for n in hybrid[: self.settings.top_k]]
+        reranked, rerank_ms = _timed(lambda: self.reranker().postprocess_nodes(head, QueryBundle(question)))
+        ours = reranked if uses_rerank(self.settings, tool.source.language) else hybrid
+        return {
+            "ranked": {
+                "dense": documents_of(dense), "bm25": documents_of(bm25), "hybrid": documents_of(hybrid),
+                "hybrid+rerank": documents_of(reranked + hybrid[self.settings.top_k :]),
+            },
+            "ours_stage": "hybrid+rerank" if ours is reranked else "hybrid",
+            "ms": {"dense": dense_ms, "bm25": bm25_ms, "hybrid": hybrid_ms, "rerank": rerank_ms},
+            **self._compression(ours[: self.settings.answer_top_n], question, item.get("answer")),
+        }
+
+    def _compression(self, nodes: list[NodeWithScore], question: str, answer: str | None) -> dict:
+        copies = [NodeWithScore(node=TextNode(text=n.node.get_content(), metadata=dict(n.node.metadata)), score=n.score) for n in nodes]
+        before = _tokens(copies)
+        kept_before = bool(answer) and any(answer in n.node.get_content() for n in copies)
+        compressed, ms = _timed(lambda: self.compressor.postprocess_nodes(copies, QueryBundle(question)))
+        result = {"context_chars": before, "compressed_chars": _tokens(compressed), "compress_ms": ms}
+        if answer and kept_before:
+            result["answer_kept"] = any(answer in n.node.get_content() for n in compressed)
+        return result
+
+
+def _stage_metrics(records: list[dict], items: list[dict], stage: Callable[[dict], str]) -> dict[str, float]:
+    return {name: round(float(np.mean([fn(r["ranked"][stage(r)], q["relevant"]) for r, q in zip(records, items)])), 4) for name, fn in METRICS.items()}
+
+
+def _compression_summary(records: list[dict]) -> dict:
+    removed = [1 - r["compressed_chars"] / r["context_chars"] for r in records if r["context_chars"]]
+    kept = [r["answer_kept"] for r in records if "answer_kept" in r]
+    return {
+        "context_removed": round(float(np.mean(removed)), 4) if removed else None,
+        "answer_kept": round(float(np.mean(kept)), 4) if kept else None,
+        "answer_kept_n": len(kept),
+        "compress_median_ms": round(float(np.median([r["compress_ms"] for r in records])), 1),
+    }
+
+
+def _bars(report: Report, per_source: dict[str, dict[str, dict[str, float]]]) -> None:
+    fig, axes = plt.subplots(1, len(per_source), figsize=(5 * len(per_source), 3.5), squeeze=False)
+    for ax, (source, stages) in zip(axes[0], per_source.items()):
+        names = list(stages)
+        ax.bar(range(len(names)), [stages[s]["ndcg@10"] for s in names], color="tab:blue")
+        ax.set_xticks(range(len(names)), names, rotation=20, fontsize=8)
+        ax.set_ylim(0, 1)
+        ax.set_title(f"{source}: nDCG@10 per stage")
+    report.figure("retrieval_stages.png", fig)
+
+
+def run_retrieval_suite(router: RagRouter, items: list[dict], report: Report, log: RunLog) -> None:
+    names = {t.source.name: t for t in router.tools}
+    wrong = sorted(s for s in {q["source"] for q in items} if s not in names or names[s].index is None)
+    if wrong:
+        raise EvalDataError(f"the questions name sources that are not document sources in the sources file: {', '.join(wrong)}")
+    runner = StageRunner(router)
+    keyed = [(f"{i}:{q['source']}:{q['question']}", q) for i, q in enumerate(items)]
+    records = log.run("stages", keyed, runner.measure)
+    by_source: dict[str, list[int]] = defaultdict(list)
+    for i, q in enumerate(items):
+        by_source[q["source"]].append(i)
+    per_source = {
+        source: {stage: _stage_metrics([records[i] for i in idx], [items[i] for i in idx], lambda r, s=stage: s) for stage in STAGES}
+        for source, idx in by_source.items()
+    }
+    ours = _stage_metrics(records, items, lambda r: r["ours_stage"])
+    base = _stage_metrics(records, items, lambda r: "dense")
+    compression = _compression_summary(records)
+    report.headline({"ndcg@10": ours["ndcg@10"], "recall@10": ours["recall@10"], "mrr@10": ours["mrr@10"]},
+                    {"ndcg@10": base["ndcg@10"], "recall@10": base["recall@10"], "mrr@10": base["mrr@10"]}, "stock dense as_retriever()")
+    timings = {k: round(float(np.median([r["ms"][k] for r in records])), 1) for k in records[0]["ms"]}
+    report.detail("per_source", per_source)
+    report.detail("compression", compression)
+    report.detail("stage_median_ms", timings)
+    rows = ["| source | stage | " + " | ".join(METRICS) + " |", "|---" * (len(METRICS) + 2) + "|"]
+    for source, stages in per_source.items():
+        for stage, m in stages.items():
+            rows.append(f"| {source} | {stage} | " + " | ".join(f"{m[k]:.3f}" for k in METRICS) + " |")
+    report.section("## Every stage on the same questions\n\n" + "\n".join(rows))
+    report.section(
+        f"## Compression of the {router.settings.answer_top_n} passages the model reads\n\n"
+        f"Context removed: {compression['context_removed']}; answer span still present (CMRC2018, where known): "
+        f"{compression['answer_kept']} of {compression['answer_kept_n']}; median {compression['compress_median_ms']} ms.\n\n"
+        f"Median ms per stage: {timings}."
+    )
+    _bars(report, per_source)

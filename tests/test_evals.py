@@ -1,0 +1,125 @@
+"""The evaluation harness on small slices of the public data: every suite runs end to end with the real model,
+embeddings, Milvus Lite and SQLite, and writes the report keys scripts rely on."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engines.settings import Settings
+from evals.datasets import EVAL_DIR, answers_questions, retrieval_questions, router_questions, sql_questions
+from evals.metrics import f1, ndcg_at, recall_at
+from evals.run import run_suite
+from evals.sql_suite import same_result
+
+pytestmark = pytest.mark.skipif(not EVAL_DIR.is_dir(), reason="../shared/eval is not beside this checkout")
+
+DBS = ("concert_singer", "pets_1")
+
+
+def _jsonl(path: Path, items: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def mini(tmp_path_factory: pytest.TempPathFactory, demo_settings: Settings, llm, embed):
+    """SciFact cut down to the abstracts three dev claims cite plus 20 others, two Spider databases, the web."""
+    from engines.ingest import ingest_source
+    from engines.router import RagRouter
+    from tools.sources import load_sources
+
+    folder = tmp_path_factory.mktemp("mini-eval")
+    claims = retrieval_questions(EVAL_DIR, "dev")[:3]
+    wanted = {doc for c in claims for doc in c["relevant"]}
+    corpus = [json.loads(line) for line in (EVAL_DIR / "scifact" / "corpus.jsonl").open()]
+    keep = [d for d in corpus if d["_id"] in wanted] + [d for d in corpus if d["_id"] not in wanted][:20]
+    _jsonl(folder / "scifact.jsonl", keep)
+    spider = EVAL_DIR / "spider" / "database"
+    sources = folder / "sources.yaml"
+    sources.write_text(
+        "sources:\n"
+        "  - {name: scifact, kind: documents, path: scifact.jsonl, format: jsonl, id_field: _id, text_fields: [title, text], language: en}\n"
+        + "".join(f"  - {{name: {db}, kind: sql, path: '{spider / db / db}.sqlite'}}\n" for db in DBS)
+        + "  - {name: web, kind: web}\n",
+        encoding="utf-8",
+    )
+    settings = demo_settings.model_copy(update={"state_dir": folder / "state"})
+    for source in load_sources(sources):
+        if source.kind == "documents":
+            ingest_source(source, settings, embed, lambda: llm)
+    return {"folder": folder, "sources": sources, "claims": claims, "router": RagRouter(settings, sources, llm=llm, embed=embed)}
+
+
+def _run(mini: dict, suite: str, items: list[dict], limit: int) -> dict:
+    questions = _jsonl(mini["folder"] / f"{suite}.jsonl", items)
+    out = mini["folder"] / f"report-{suite}"
+    run_suite(suite, mini["sources"], questions, limit, "dev", out, router=mini["router"])
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert (out / "report.md").is_file() and report["n"] == min(limit, len(items)) and report["git_commit"]
+    assert set(report["metrics"]) == set(report["baseline"])
+    return report
+
+
+def test_router_suite_scores_ours_and_the_stock_selectors(mini: dict) -> None:
+    names = {"scifact", "web", *DBS}
+    items = [q for q in router_questions(EVAL_DIR, "dev") if q["expected_source"] in names]
+    report = _run(mini, "router", items, 8)
+    assert 0.5 <= report["metrics"]["accuracy"] <= 1 and 0 <= report["baseline"]["accuracy"] <= 1
+    assert set(report["details"]["systems"]) == {"ragrouter", "stock LLMSingleSelector", "stock EmbeddingSingleSelector"}
+    lines = (mini["folder"] / "report-router" / "items.jsonl").read_text().splitlines()
+    _run(mini, "router", items, 8)  # a rerun resumes: nothing is measured twice
+    assert len((mini["folder"] / "report-router" / "items.jsonl").read_text().splitlines()) == len(lines) == 24
+
+
+def test_sql_suite_measures_execution_accuracy(mini: dict) -> None:
+    items = [q for q in sql_questions(EVAL_DIR, "dev") if q["db"] in DBS]
+    report = _run(mini, "sql", items, 4)
+    assert 0.25 <= report["metrics"]["execution_accuracy"] <= 1
+    assert 0 <= report["metrics"]["invalid_sql_rate"] <= 1 and report["baseline"]["median_ms"] > 0
+
+
+def test_retrieval_suite_reports_every_stage(mini: dict) -> None:
+    report = _run(mini, "retrieval", mini["claims"], 3)
+    stages = report["details"]["per_source"]["scifact"]
+    assert set(stages) == {"dense", "bm25", "hybrid", "hybrid+rerank"}
+    assert stages["hybrid"]["recall@100"] == 1.0  # every cited abstract is in the 23-document collection
+    assert report["metrics"]["ndcg@10"] > 0.3 and 0 < report["details"]["compression"]["context_removed"] < 1
+
+
+def test_answers_suite_reports_rejection_and_faithfulness(mini: dict) -> None:
+    items = [q for q in answers_questions(EVAL_DIR, "dev") if q["set"] in ("rgb-zh", "squad2")]
+    report = _run(mini, "answers", items, 3)
+    assert report["metrics"]["rejection_rate"] is not None and report["metrics"]["faithfulness"] is not None
+    assert {"rgb-zh/noise", "rgb-zh/reject", "squad2/reading"} <= set(report["details"]["systems"]["ragrouter"]["by_set"])
+
+
+def test_result_comparison_follows_order_by() -> None:
+    assert same_result([(1,), (2,)], [(2,), (1,)], ordered=False)
+    assert not same_result([(1,), (2,)], [(2,), (1,)], ordered=True)
+    assert not same_result([(1,), (1,)], [(1,)], ordered=False)  # multisets, not sets
+
+
+def test_ranking_and_answer_metrics() -> None:
+    relevance = {"a": 1, "b": 1}
+    assert ndcg_at(["a", "b", "c"], relevance) == pytest.approx(1.0)
+    assert ndcg_at(["c", "a"], relevance) < 1 and recall_at(["c", "a"], relevance, 1) == 0
+    assert f1("The Normans were in France", ["France"]) > 0.3 and f1("12人", ["12人"]) == 1.0
+
+
+def _cli(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ui.cli", "eval", *args], env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_eval_cli_rejects_bad_input(cli_env: dict, tmp_path: Path) -> None:
+    assert _cli(cli_env, "nonsense").returncode == 2
+    missing = _cli(cli_env, "router", "--questions", str(tmp_path / "none.jsonl"))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"question": "How many singers?"}\n', encoding="utf-8")
+    lacking = _cli(cli_env, "router", "--questions", str(broken))
+    assert lacking.returncode == 2 and "expected_source" in lacking.stderr
