@@ -47,7 +47,7 @@ EVAL_SPLITS ?= dev test
 LIMIT_router ?= 150
 LIMIT_sql ?= 150
 LIMIT_retrieval ?= 450
-LIMIT_answers ?= 60
+LIMIT_answers ?= 30
 SOURCES_retrieval := data/eval-retrieval-sources.yaml
 eval-router eval-sql eval-retrieval eval-answers: eval-%: eval-ingest
 	for split in $(EVAL_SPLITS); do $(PY) -m ui.cli eval $* --split $$split --limit $(LIMIT_$*) --sources $(or $(SOURCES_$*),data/eval-sources.yaml) || exit 1; done
