@@ -27,6 +27,9 @@ TEXT_TYPES = {".txt", ".md", ".html", ".htm", ".csv", ".json"}
 # jieba segments Chinese into words; English words pass through it whole, lowercase makes BM25 case-blind.
 INGEST_BATCH = 32
 BM25_ANALYZER = {"tokenizer": "jieba", "filter": ["lowercase"]}
+# pymilvus pings every 10 s even with no call in flight; Milvus Lite answers that with GOAWAY "too_many_pings",
+# and after minutes of model work without a Milvus call the shared channel fails new calls (seen in tests).
+LITE_GRPC_OPTIONS = {"grpc.keepalive_permit_without_calls": 0, "grpc.keepalive_time_ms": 300_000}
 
 
 class StoreLockedError(RuntimeError):
@@ -80,6 +83,7 @@ def open_vector_store(settings: Settings, source_name: str, dim: int) -> MilvusV
             sparse_embedding_function=BM25BuiltInFunction(analyzer_params=BM25_ANALYZER),
             hybrid_ranker="RRFRanker",
             hybrid_ranker_params={"k": 60},
+            **({} if "://" in uri else {"grpc_options": LITE_GRPC_OPTIONS}),
         )
     except Exception as err:  # pymilvus reports a locked Lite file only as "Open local milvus failed"
         if "://" not in uri and _locked_elsewhere(Path(uri)):

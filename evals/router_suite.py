@@ -29,7 +29,7 @@ BASELINE = "stock LLMSingleSelector"
 ERROR = "(error)"
 
 
-def _decide(selector: BaseSelector, choices: list[ToolMetadata], question: str) -> dict:
+def decide(selector: BaseSelector, choices: list[ToolMetadata], question: str) -> dict:
     start = time.perf_counter()
     try:
         chosen = choices[selector.select(choices, QueryBundle(question)).ind].name
@@ -90,7 +90,7 @@ def run_router_suite(router: RagRouter, items: list[dict], report: Report, log: 
         "stock EmbeddingSingleSelector": EmbeddingSingleSelector.from_defaults(embed_model=router.embed),
     }
     keyed = [(f"{i}:{q['question']}", q) for i, q in enumerate(items)]
-    results = {name: log.run(name, keyed, lambda q, s=sel: _decide(s, choices, q["question"])) for name, sel in systems.items()}
+    results = {name: log.run(name, keyed, lambda q, s=sel: decide(s, choices, q["question"])) for name, sel in systems.items()}
     summaries = {name: summarise(records, items) for name, records in results.items()}
     headline = ("accuracy", "median_ms", "p95_ms")
     report.headline({k: summaries[OURS][k] for k in headline}, {k: summaries[BASELINE][k] for k in headline}, BASELINE)

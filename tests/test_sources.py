@@ -49,3 +49,11 @@ def test_duplicate_names_and_bad_yaml_are_refused(tmp_path: Path) -> None:
 def test_sql_source_needs_exactly_one_location(tmp_path: Path) -> None:
     with pytest.raises(SourcesError, match="exactly one of"):
         load_sources(_write(tmp_path, "sources:\n  - {name: db, kind: sql}\n"))
+
+
+def test_bilingual_description_is_split_into_clauses_for_the_router() -> None:
+    from tools.descriptions import clauses
+
+    parts = clauses("Online shop sales database / 网店销售数据库：客户、订单。Counts and totals. 统计销售额")
+    assert parts == ["Online shop sales database", "网店销售数据库：客户、订单", "Counts and totals.", "统计销售额"]
+    assert clauses(None) == []

@@ -15,7 +15,7 @@ from engines.selectors import Probe
 from engines.settings import Settings
 from engines.sql import GuardedSQLDatabase, build_sql_engine, open_engine, schema_summary
 from engines.web import WebQueryEngine
-from tools.descriptions import WEB_DESCRIPTION, WEB_PROFILE, DescriptionCache, describe_database, table_profile
+from tools.descriptions import WEB_DESCRIPTION, WEB_PROFILE, DescriptionCache, clauses, describe_database, table_profile
 from tools.sources import DocumentsSource, Source, SourcesError, SqlSource, WebSource
 
 
@@ -37,13 +37,14 @@ def _documents_tool(source: DocumentsSource, settings: Settings, llm: LLM, embed
     index = open_index(source, settings, embed)
     engine = build_documents_engine(index, settings, llm, embed, source.language)
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=description)
-    return SourceTool(source, tool, [description, *entry["samples"]], probe=nearest_chunk_probe(index.vector_store), index=index)
+    profile = [description, *clauses(source.description), *entry["samples"]]
+    return SourceTool(source, tool, profile, probe=nearest_chunk_probe(index.vector_store), index=index)
 
 
 def _sql_profile(source: SqlSource, database: GuardedSQLDatabase) -> list[str]:
     """The description (given, or derived from the schema) followed by one text per table."""
     tables = schema_summary(database)
-    return [source.description or describe_database(source.name, tables), *table_profile(tables)]
+    return [source.description or describe_database(source.name, tables), *clauses(source.description), *table_profile(tables)]
 
 
 def _sql_tool(source: SqlSource, settings: Settings, llm: LLM) -> SourceTool:
@@ -54,7 +55,7 @@ def _sql_tool(source: SqlSource, settings: Settings, llm: LLM) -> SourceTool:
 
 
 def _web_profile(source: WebSource) -> list[str]:
-    return [source.description or WEB_DESCRIPTION, *WEB_PROFILE]
+    return [source.description or WEB_DESCRIPTION, *clauses(source.description), *WEB_PROFILE]
 
 
 def build_tools(sources: list[Source], settings: Settings, llm: LLM, embed: BaseEmbedding) -> list[SourceTool]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from typing import Callable
@@ -80,6 +81,20 @@ def describe_database(name: str, tables: list[str]) -> str:
         f"SQL database '{name}' with tables {'; '.join(tables)}. Answers questions that count, sum, average, "
         "list, filter, rank or compare the records in these tables."
     )
+
+
+# Where a description changes language or starts a new sentence: " / ", Chinese full stops and semicolons, ". ".
+_CLAUSE_BREAK = re.compile(r"\s/\s|[。；]|(?<=\.)\s")
+
+
+def clauses(description: str | None) -> list[str]:
+    """A user's description split where it changes language or sentence, each part embedded on its own.
+
+    A bilingual description embedded whole matches a Chinese question weakly (demo: "年龄大于30的客户有多少？"
+    scored the shop 0.840 against the web's 0.853); its Chinese clause alone scores 0.873. Generated
+    descriptions are one sentence per source and are not split.
+    """
+    return [c.strip() for c in _CLAUSE_BREAK.split(description or "") if len(c.strip()) > 3]
 
 
 def table_profile(tables: list[str]) -> list[str]:
