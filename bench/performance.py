@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -123,7 +124,7 @@ def ingest_throughput(router: RagRouter, docs: int) -> dict:
     from llama_index.core import StorageContext, VectorStoreIndex
     from llama_index.vector_stores.milvus import MilvusVectorStore
 
-    from engines.document_store import IngestReport, ingest_documents, load_documents
+    from engines.document_store import IngestReport, embedding_dim, ingest_documents, load_documents
     from tools.sources import load_sources
 
     scifact = next(s for s in load_sources(DATA_DIR / "eval-sources.yaml") if s.name == "scifact")
@@ -131,7 +132,7 @@ def ingest_throughput(router: RagRouter, docs: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         settings = router.settings.model_copy(update={"state_dir": Path(tmp), "milvus_uri": str(Path(tmp) / "ours.db")})
         ours = timed(lambda: ingest_documents(scifact, settings, router.embed, documents)) / 1000
-        store = MilvusVectorStore(uri=str(Path(tmp) / "stock.db"), collection_name="stock", dim=len(router.embed.get_query_embedding("x")), overwrite=True)
+        store = MilvusVectorStore(uri=str(Path(tmp) / "stock.db"), collection_name="stock", dim=embedding_dim(router.embed), overwrite=True)
         storage = StorageContext.from_defaults(vector_store=store)
         stock = timed(lambda: VectorStoreIndex.from_documents(documents, storage_context=storage, embed_model=router.embed)) / 1000
     return {
@@ -173,7 +174,7 @@ def main() -> None:
     parser.add_argument("--steps", nargs="*", help="rerun only these sections into the existing results.json")
     args = parser.parse_args()
     results: dict = json.loads(RESULTS.read_text()) if args.steps else {}
-    results.update({"machine": f"{sys.platform}, {len(__import__('os').sched_getaffinity(0))} cores", "repeats": args.repeats})
+    results.update({"machine": f"{sys.platform}, {len(os.sched_getaffinity(0))} cores", "repeats": args.repeats})
     if not args.steps or "ask_peak_memory" in args.steps:
         results["ask_peak_memory"] = peak_memory_of_ask()  # first: a second process cannot open Milvus Lite while we hold it
     demo = RagRouter(Settings(), DATA_DIR / "sources.yaml")

@@ -47,10 +47,11 @@ def rgb_correct(answer: str, gold: list) -> bool:
     return all(contains_answer(answer, g if isinstance(g, list) else [g]) for g in gold)
 
 
-def _engines(router: RagRouter, passages: list[str]) -> dict[str, BaseQueryEngine]:
+def _engine(router: RagRouter, system: str, passages: list[str]) -> BaseQueryEngine:
     index = SummaryIndex([TextNode(text=p) for p in passages])
-    ours = build_answer_engine(index, index.as_retriever(), router.settings, router.llm, router.embed, rerank=False)
-    return {OURS: ours, BASELINE: index.as_query_engine(llm=router.llm)}
+    if system == OURS:
+        return build_answer_engine(index, index.as_retriever(), router.settings, router.llm, router.embed, rerank=False)
+    return index.as_query_engine(llm=router.llm)
 
 
 def _answer(engine: BaseQueryEngine, judge: FaithfulnessEvaluator, item: dict) -> dict:
@@ -97,7 +98,7 @@ def run_answers_suite(router: RagRouter, items: list[dict], report: Report, log:
     judge = FaithfulnessEvaluator(llm=router.llm)
     keyed = [(f"{i}:{q['set']}:{q['question']}", q) for i, q in enumerate(items)]
     results = {
-        name: log.run(name, keyed, lambda q, n=name: _answer(_engines(router, q["passages"])[n], judge, q))
+        name: log.run(name, keyed, lambda q, n=name: _answer(_engine(router, n, q["passages"]), judge, q))
         for name in (OURS, BASELINE)
     }
     summaries = {name: summarise(records, items) for name, records in results.items()}

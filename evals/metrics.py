@@ -69,11 +69,12 @@ def f1(prediction: str, golds: Sequence[str]) -> float:
     return max((one(g) for g in golds), default=0.0)
 
 
+def _joined(text: str) -> str:
+    tokens = _tokens(text)
+    return "".join(tokens) if _has_cjk(text) else " ".join(tokens)
+
+
 def contains_answer(prediction: str, golds: Sequence[str]) -> float:
     """RGB's criterion: the answer text appears in the response (normalised)."""
-    text = " ".join(_tokens(prediction)) if not _has_cjk(prediction) else "".join(_tokens(prediction))
-    for gold in golds:
-        g = " ".join(_tokens(gold)) if not _has_cjk(gold) else "".join(_tokens(gold))
-        if g and g in text:
-            return 1.0
-    return 0.0
+    text = _joined(prediction)
+    return float(any(_joined(g) and _joined(g) in text for g in golds))

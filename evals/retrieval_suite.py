@@ -60,7 +60,7 @@ def _timed(fn: Callable[[], list[NodeWithScore]]) -> tuple[list[NodeWithScore], 
     return nodes, round(1000 * (time.perf_counter() - start), 1)
 
 
-def _tokens(nodes: list[NodeWithScore]) -> int:
+def _chars(nodes: list[NodeWithScore]) -> int:
     return sum(len(n.node.get_content()) for n in nodes)
 
 
@@ -101,10 +101,10 @@ class StageRunner:
 
     def _compression(self, nodes: list[NodeWithScore], question: str, answer: str | None) -> dict:
         copies = [NodeWithScore(node=TextNode(text=n.node.get_content(), metadata=dict(n.node.metadata)), score=n.score) for n in nodes]
-        before = _tokens(copies)
+        before = _chars(copies)
         kept_before = bool(answer) and any(answer in n.node.get_content() for n in copies)
         compressed, ms = _timed(lambda: self.compressor.postprocess_nodes(copies, QueryBundle(question)))
-        result = {"context_chars": before, "compressed_chars": _tokens(compressed), "compress_ms": ms}
+        result = {"context_chars": before, "compressed_chars": _chars(compressed), "compress_ms": ms}
         if answer and kept_before:
             result["answer_kept"] = any(answer in n.node.get_content() for n in compressed)
         return result
