@@ -54,6 +54,7 @@ class RagRouter:
             {t.source.name: t.profile for t in self.tools},
             {t.source.name: t.probe for t in self.tools if t.probe},
             settings.probe_margin,
+            {t.source.name: settings.web_floor for t in self.tools if t.source.kind == "web"},
         )
         self.selector = self.embedding_selector if settings.selector == "embedding" else LLMWithFallbackSelector(self.llm, self.embedding_selector)
         self.engine = RouterQueryEngine(selector=self.selector, query_engine_tools=[t.tool for t in self.tools], llm=self.llm)

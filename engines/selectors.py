@@ -40,7 +40,8 @@ class ProfileEmbeddingSelector(BaseSelector):
     A profile is the description plus what the source holds (table signatures, sample passages), embedded
     once at start-up; the stock EmbeddingSingleSelector re-embeds every description on every call. A probe,
     where a source has one, scores the question against the source's own contents (the nearest stored chunk),
-    and the source takes the better of the two.
+    and the source takes the better of the two. A floor, where a source has one, is the score it gets when
+    nothing matches better: the web answers what no local source comes close to.
     """
 
     def __init__(
@@ -49,11 +50,13 @@ class ProfileEmbeddingSelector(BaseSelector):
         profiles: dict[str, list[str]],
         probes: dict[str, Probe] | None = None,
         probe_margin: float = 0.05,
+        floors: dict[str, float] | None = None,
     ) -> None:
         self._embed_model = embed_model
         self._profiles = {name: self._embed(texts) for name, texts in profiles.items()}
         self._probes = probes or {}
         self._probe_margin = probe_margin
+        self._floors = floors or {}
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         vectors = np.asarray(self._embed_model.get_text_embedding_batch(texts), dtype=np.float32)
@@ -71,13 +74,20 @@ class ProfileEmbeddingSelector(BaseSelector):
         nearest = {c.name: self._probes[c.name](q.tolist()) for c in choices if c.name in self._probes}
         # A nearest chunk must beat the profile by the margin: news questions find loosely related chunks in any
         # large collection (tuned on dev questions: 0 -> 73.9 % routed right, 0.05 -> 91.9 %, no probe 83.7 %; README).
-        return [max(s, nearest[c.name] - self._probe_margin) if c.name in nearest else s for s, c in zip(scores, choices)]
+        scores = [max(s, nearest[c.name] - self._probe_margin) if c.name in nearest else s for s, c in zip(scores, choices)]
+        return [max(s, self._floors.get(c.name, s)) for s, c in zip(scores, choices)]
+
+    def _floored(self, choice: ToolMetadata, score: float) -> bool:
+        """Whether `choice` won on its floor alone: no source, this one included, matched the question better."""
+        return choice.name in self._floors and score <= self._floors[choice.name]
 
     def _select(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> ScoredSelection:
         start = time.perf_counter()
         scores = self.scores(choices, query)
         best = int(np.argmax(scores))
         reason = f"'{choices[best].name}' matched the question best (cosine {scores[best]:.3f} against its description and contents)"
+        if self._floored(choices[best], scores[best]):
+            reason = f"no source matched the question at cosine {scores[best]:.3f} or better, so '{choices[best].name}' answers it"
         return ScoredSelection(
             selections=[SingleSelection(index=best, reason=reason)],
             scores=scores,

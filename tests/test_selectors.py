@@ -65,3 +65,18 @@ def test_a_probe_lifts_a_source_that_holds_the_answer(embed) -> None:
     plain = ProfileEmbeddingSelector(embed, {}).select(CHOICES, question)
     probed = ProfileEmbeddingSelector(embed, {}, {"shop": lambda vector: 0.99}, probe_margin=0.01).select(CHOICES, question)
     assert plain.ind == 0 and probed.ind == 1 and abs(probed.scores[1] - 0.98) < 1e-9
+
+
+WITH_WEB = [*CHOICES, ToolMetadata(name="web", description="Web search for news and current events.")]
+
+
+def test_the_web_floor_takes_questions_no_local_source_is_close_to(embed) -> None:
+    question = QueryBundle("Who won the 2022 football World Cup final?")
+    plain = ProfileEmbeddingSelector(embed, {}).select(WITH_WEB, question)
+    floor = max(plain.scores) + 0.01
+    floored = ProfileEmbeddingSelector(embed, {}, floors={"web": floor}).select(WITH_WEB, question)
+    assert floored.ind == 2 and floored.scores[2] == floor and "no source matched" in floored.reason
+    # A floor below the local scores changes nothing.
+    vacation = QueryBundle("How many vacation days do I get?")
+    low = ProfileEmbeddingSelector(embed, {}, floors={"web": 0.0}).select(WITH_WEB, vacation)
+    assert low.ind == 0 and low.scores == ProfileEmbeddingSelector(embed, {}).select(WITH_WEB, vacation).scores
