@@ -45,10 +45,12 @@ eval-ingest: model
 # per question); reports land in evals/reports/SUITE-SPLIT and a rerun resumes where one stopped.
 EVAL_SPLITS ?= dev test
 LIMIT_router ?= 150
-LIMIT_sql ?= 150
+# 200 over 12 databases, round-robin: about 150 Spider questions (one per db in turn) and 50 KaggleDBQA ones.
+LIMIT_sql ?= 200
 LIMIT_retrieval ?= 450
 LIMIT_answers ?= 30
 SOURCES_retrieval := data/eval-retrieval-sources.yaml
+SOURCES_sql := data/eval-sql-sources.yaml
 eval-router eval-sql eval-retrieval eval-answers: eval-%: eval-ingest
 	for split in $(EVAL_SPLITS); do $(PY) -m ui.cli eval $* --split $$split --limit $(LIMIT_$*) --sources $(or $(SOURCES_$*),data/eval-sources.yaml) || exit 1; done
 

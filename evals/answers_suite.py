@@ -10,9 +10,11 @@ the local model as judge, over the answers that did not decline.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 from llama_index.core import SummaryIndex
@@ -25,6 +27,9 @@ from engines.router import RagRouter
 from evals.metrics import contains_answer, f1, latency
 from evals.report import Report, latency_histogram
 from evals.runlog import RunLog
+
+# Faithfulness verdicts checked by hand: JSON lines {system, key, hand, note} naming results of this suite's run.
+SPOT_CHECKS = Path(__file__).resolve().parent / "spot_checks"
 
 OURS = "ragrouter"
 BASELINE = "stock SummaryIndex.as_query_engine()"
@@ -114,3 +119,26 @@ def run_answers_suite(router: RagRouter, items: list[dict], report: Report, log:
         "`declined`: the answer says the passages lack it (for `reject` sets and unanswerable SQuAD questions, declining is right)."
     )
     latency_histogram(report, "answer_latency.png", {n: [r["ms"] for r in rs] for n, rs in results.items()}, "passages -> answer")
+    _spot_check_section(report, results, dict(keyed))
+
+
+def _spot_check_section(report: Report, results: dict[str, list[dict]], items: dict[str, dict]) -> None:
+    """The judge's verdicts beside a person's, for the cases in spot_checks/faithfulness.SPLIT.jsonl."""
+    path = SPOT_CHECKS / f"faithfulness.{report.split}.jsonl"
+    if not path.is_file():
+        return
+    judged = {(name, r["key"]): r for name, records in results.items() for r in records}
+    checks = [c for c in map(json.loads, path.read_text(encoding="utf-8").splitlines()) if (c["system"], c["key"]) in judged]
+    if not checks:
+        return
+    rows = ["| system | question | answer | judge | hand | why |", "|---|---|---|---|---|---|"]
+    for c in checks:
+        r = judged[(c["system"], c["key"])]
+        cells = [c["system"], items[c["key"]]["question"][:80], r["answer"][:160].replace("\n", " "), r["faithful"], c["hand"], c["note"]]
+        rows.append("| " + " | ".join(str(x).replace("|", "/") for x in cells) + " |")
+    agreement = _mean([judged[(c["system"], c["key"])]["faithful"] == c["hand"] for c in checks])
+    report.detail("faithfulness_spot_check", {"cases": len(checks), "judge_agrees_with_hand": agreement})
+    report.section(
+        f"## Faithfulness judge, checked by hand\n\n{len(checks)} judged answers read against their passages by a person "
+        f"({path.name}); the judge agreed on {agreement:.0%} of them.\n\n" + "\n".join(rows)
+    )

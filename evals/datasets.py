@@ -6,6 +6,7 @@ same format) can replace any of them. Sampling is seeded, so every run and every
 
 from __future__ import annotations
 
+import bz2
 import json
 import random
 from collections import defaultdict
@@ -79,6 +80,15 @@ def _spider(eval_dir: Path, split: str) -> list[dict]:
     return _load(eval_dir, "spider", f"{split}.json")
 
 
+KAGGLE_DATABASES = ("GeoNuclearData", "GreaterManchesterCrime", "StudentMathScore")
+
+
+def _kaggle(eval_dir: Path, split: str) -> list[dict]:
+    """KaggleDBQA: each database's few-shot questions are the dev split, its test questions the test split."""
+    part = "fewshot" if split == "dev" else "test"
+    return [q for db in KAGGLE_DATABASES for q in _load(eval_dir, "kaggle_dbqa", "examples", f"{db}_{part}.json")]
+
+
 def _rgb(eval_dir: Path, split: str) -> list[tuple[str, dict]]:
     """RGB news questions: zh_refine has both splits; en_fact is dev only."""
     sets = [("zh", f"zh_refine.{split}.jsonl")] + ([("en", "en_fact.jsonl")] if split == "dev" else [])
@@ -107,7 +117,9 @@ def router_questions(eval_dir: Path, split: str) -> list[dict]:
 
 
 def sql_questions(eval_dir: Path, split: str) -> list[dict]:
-    return [{"question": q["question"], "db": q["db_id"], "gold_sql": q["query"]} for q in _spider(eval_dir, split)]
+    """Spider and KaggleDBQA questions over data/eval-sql-sources.yaml, each tagged with its `set`."""
+    sets = {"spider": _spider(eval_dir, split), "kaggledbqa": _kaggle(eval_dir, split)}
+    return [{"question": q["question"], "db": q["db_id"], "gold_sql": q["query"], "set": name} for name, qs in sets.items() for q in qs]
 
 
 def retrieval_questions(eval_dir: Path, split: str) -> list[dict]:
@@ -128,13 +140,29 @@ def retrieval_questions(eval_dir: Path, split: str) -> list[dict]:
     return scifact + _sample(cmrc, rng) + rgb
 
 
+def _crag(eval_dir: Path) -> list[dict]:
+    """CRAG's 10 sample questions (dev only), answered from the search snippets of their 5 web pages.
+
+    Snippets, not the pages: the pages are raw HTML of up to 250 kB each. A question whose gold answer is
+    missing ("nan") cannot be scored and is left out. The sample stores `alternative_answers` as a JSON string.
+    """
+    with bz2.open(_eval_file(eval_dir, "crag_sample", "dev_data.jsonl.bz2"), "rt", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f]
+    return [
+        {"question": r["query"], "answers": [r["answer"], *json.loads(r["alternative_answers"] or "[]")], "set": "crag", "task": "web",
+         "passages": [f"{p['page_name']}\n{p['page_snippet']}" for p in r["search_results"]], "answerable": True}
+        for r in rows
+        if r["answer"] and r["answer"] != "nan"
+    ]
+
+
 def _rgb_answers(answer) -> list:
     return answer if isinstance(answer, list) else [answer]
 
 
 def answers_questions(eval_dir: Path, split: str, passages: int = 5, noise: int = 2) -> list[dict]:
     """RGB noise robustness (positives plus `noise` negatives) and negative rejection (negatives only);
-    SQuAD 2.0 subset (dev only: answerable and unanswerable); CMRC2018 (the question's own paragraph)."""
+    SQuAD 2.0 subset (dev only: answerable and unanswerable); CMRC2018 (the question's own paragraph); CRAG (dev only)."""
     rng = random.Random(0)
     items = []
     for lang, r in _rgb(eval_dir, split):
@@ -151,6 +179,7 @@ def answers_questions(eval_dir: Path, split: str, passages: int = 5, noise: int 
                     answers = [a["text"] for a in qa["answers"]]
                     items.append({"question": qa["question"], "answers": answers, "set": "squad2", "passages": [p["context"]],
                                   "answerable": not qa.get("is_impossible", False), "task": "reading"})
+        items.extend(_crag(eval_dir))
     for p in _cmrc_paragraphs(eval_dir, split):
         qa = p["qas"][0]
         items.append({"question": qa["question"], "answers": [a["text"] for a in qa["answers"]], "set": "cmrc2018",

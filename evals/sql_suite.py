@@ -77,16 +77,21 @@ def _stock(database: GuardedSQLDatabase, engine: NLSQLTableQueryEngine, item: di
     return {"sql": sql, "ms": ms, **_score(database.engine, sql, item["gold_sql"], sql)}
 
 
-def summarise(records: list[dict], items: list[dict]) -> dict:
-    by_db: dict[str, list[bool]] = defaultdict(list)
+def _accuracy_by(key: str, records: list[dict], items: list[dict]) -> dict[str, float]:
+    groups: dict[str, list[bool]] = defaultdict(list)
     for r, q in zip(records, items):
-        by_db[q["db"]].append(r["correct"])
+        groups[q.get(key, "questions")].append(r["correct"])
+    return {name: round(float(np.mean(v)), 3) for name, v in sorted(groups.items())}
+
+
+def summarise(records: list[dict], items: list[dict]) -> dict:
     return {
         "execution_accuracy": round(float(np.mean([r["correct"] for r in records])), 4),
         "invalid_sql_rate": round(float(np.mean([r["invalid"] for r in records])), 4),
         "repair_rate": None,  # no repair loop yet: the text-to-SQL issue adds one
         **latency(r["ms"] for r in records),
-        "by_db": {db: round(float(np.mean(v)), 3) for db, v in sorted(by_db.items())},
+        "by_set": _accuracy_by("set", records, items),
+        "by_db": _accuracy_by("db", records, items),
     }
 
 
@@ -107,10 +112,11 @@ def run_sql_suite(router: RagRouter, items: list[dict], report: Report, log: Run
     headline = ("execution_accuracy", "invalid_sql_rate", "median_ms", "p95_ms")
     report.headline({k: summaries[OURS][k] for k in headline}, {k: summaries[BASELINE][k] for k in headline}, BASELINE)
     report.detail("systems", summaries)
-    rows = ["| database | questions | ours EX | stock EX |", "|---|---|---|---|"]
-    counts = Counter(q["db"] for q in items)
-    for db in sorted(counts):
-        rows.append(f"| {db} | {counts[db]} | {summaries[OURS]['by_db'][db]:.0%} | {summaries[BASELINE]['by_db'][db]:.0%} |")
-    report.section("## Execution accuracy per database\n\n" + "\n".join(rows))
+    for key, title in (("set", "dataset"), ("db", "database")):
+        rows = [f"| {title} | questions | ours EX | stock EX |", "|---|---|---|---|"]
+        counts = Counter(q.get(key, "questions") for q in items)
+        for name in sorted(counts):
+            rows.append(f"| {name} | {counts[name]} | {summaries[OURS][f'by_{key}'][name]:.1%} | {summaries[BASELINE][f'by_{key}'][name]:.1%} |")
+        report.section(f"## Execution accuracy per {title}\n\n" + "\n".join(rows))
     report.section("Repair loop: none yet (the text-to-SQL issue adds one), so `repair_rate` is empty for both systems.")
     latency_histogram(report, "sql_latency.png", {n: [r["ms"] for r in rs] for n, rs in results.items()}, "question -> SQL -> rows")
