@@ -98,6 +98,27 @@ def test_answers_suite_reports_rejection_and_faithfulness(mini: dict) -> None:
     assert {"rgb-zh/noise", "rgb-zh/reject", "squad2/reading"} <= set(report["details"]["systems"]["ragrouter"]["by_set"])
 
 
+def test_question_builders_cover_every_public_set() -> None:
+    for split in ("dev", "test"):
+        assert {q["set"] for q in sql_questions(EVAL_DIR, split)} == {"spider", "kaggledbqa"}
+    crag = [q for q in answers_questions(EVAL_DIR, "dev") if q["set"] == "crag"]
+    assert len(crag) == 9 and all(len(q["passages"]) == 5 and q["answers"][0] != "nan" for q in crag)
+
+
+def test_hand_checks_of_the_judge_are_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evals import answers_suite
+    from evals.report import Report
+
+    checks = [{"system": "ragrouter", "key": "0:x:q", "hand": True, "note": "supported"}, {"system": "ragrouter", "key": "9:gone", "hand": True, "note": ""}]
+    _jsonl(tmp_path / "faithfulness.dev.jsonl", checks)
+    monkeypatch.setattr(answers_suite, "SPOT_CHECKS", tmp_path)
+    report = Report("answers", "dev", tmp_path / "out", "q.jsonl", 1, Settings())
+    results = {"ragrouter": [{"key": "0:x:q", "answer": "It is 5.", "faithful": False}]}
+    answers_suite._spot_check_section(report, results, {"0:x:q": {"question": "How many?"}})
+    assert report.data["details"]["faithfulness_spot_check"] == {"cases": 1, "judge_agrees_with_hand": 0.0}
+    assert "How many?" in report.sections[-1]
+
+
 def test_result_comparison_follows_order_by() -> None:
     assert same_result([(1,), (2,)], [(2,), (1,)], ordered=False)
     assert not same_result([(1,), (2,)], [(2,), (1,)], ordered=True)
