@@ -124,7 +124,7 @@ def ingest_throughput(router: RagRouter, docs: int) -> dict:
     from llama_index.core import StorageContext, VectorStoreIndex
     from llama_index.vector_stores.milvus import MilvusVectorStore
 
-    from engines.document_store import IngestReport, embedding_dim, ingest_documents, load_documents
+    from engines.document_store import LITE_GRPC_OPTIONS, IngestReport, embedding_dim, ingest_documents, load_documents
     from tools.sources import load_sources
 
     scifact = next(s for s in load_sources(DATA_DIR / "eval-sources.yaml") if s.name == "scifact")
@@ -132,7 +132,10 @@ def ingest_throughput(router: RagRouter, docs: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         settings = router.settings.model_copy(update={"state_dir": Path(tmp), "milvus_uri": str(Path(tmp) / "ours.db")})
         ours = timed(lambda: ingest_documents(scifact, settings, router.embed, documents)) / 1000
-        store = MilvusVectorStore(uri=str(Path(tmp) / "stock.db"), collection_name="stock", dim=embedding_dim(router.embed), overwrite=True)
+        # Milvus Lite answers idle keepalive pings with GOAWAY; a full SciFact run leaves the store idle for minutes.
+        store = MilvusVectorStore(
+            uri=str(Path(tmp) / "stock.db"), collection_name="stock", dim=embedding_dim(router.embed), overwrite=True, grpc_options=LITE_GRPC_OPTIONS
+        )
         storage = StorageContext.from_defaults(vector_store=store)
         stock = timed(lambda: VectorStoreIndex.from_documents(documents, storage_context=storage, embed_model=router.embed)) / 1000
     return {
