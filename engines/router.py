@@ -15,7 +15,7 @@ from llama_index.core.schema import NodeWithScore
 
 from engines.embeddings import build_embedding
 from engines.llm import build_llm
-from engines.selectors import LLMWithFallbackSelector, ProfileEmbeddingSelector, ScoredSelection
+from engines.selectors import Floor, LLMWithFallbackSelector, ProfileEmbeddingSelector, ScoredSelection
 from engines.settings import Settings
 from engines.trace import Candidate, Passage, RouteRecord, Trace
 from tools.build import SourceTool, build_tools
@@ -54,7 +54,7 @@ class RagRouter:
             {t.source.name: t.profile for t in self.tools},
             {t.source.name: t.probe for t in self.tools if t.probe},
             settings.probe_margin,
-            {t.source.name: settings.web_floor for t in self.tools if t.source.kind == "web"},
+            {t.source.name: Floor(settings.web_floor, settings.web_floor_zh) for t in self.tools if t.source.kind == "web"},
         )
         self.selector = self.embedding_selector if settings.selector == "embedding" else LLMWithFallbackSelector(self.llm, self.embedding_selector)
         self.engine = RouterQueryEngine(selector=self.selector, query_engine_tools=[t.tool for t in self.tools], llm=self.llm)

@@ -7,6 +7,7 @@ RouterQueryEngine takes it unchanged) that also carries a score per source and w
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
@@ -18,6 +19,8 @@ from llama_index.core.schema import QueryBundle
 from llama_index.core.selectors import LLMSingleSelector
 from llama_index.core.tools.types import ToolMetadata
 
+from engines.language import has_chinese
+
 
 # Given a normalised query embedding, the cosine of the nearest item a source holds.
 Probe = Callable[[list[float]], float]
@@ -25,6 +28,21 @@ Probe = Callable[[list[float]], float]
 
 def _since(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 2)
+
+
+@dataclass(frozen=True)
+class Floor:
+    """The score a source gets when nothing matches a question better, per language of the question.
+
+    e5's cosines for Chinese questions run higher than for English ones (a Chinese news question scores 0.82-0.86
+    against Chinese Wikipedia passages it has nothing to do with), so one floor cannot serve both.
+    """
+
+    english: float
+    chinese: float
+
+    def for_question(self, text: str) -> float:
+        return self.chinese if has_chinese(text) else self.english
 
 
 class ScoredSelection(SelectorResult):
@@ -50,7 +68,7 @@ class ProfileEmbeddingSelector(BaseSelector):
         profiles: dict[str, list[str]],
         probes: dict[str, Probe] | None = None,
         probe_margin: float = 0.05,
-        floors: dict[str, float] | None = None,
+        floors: dict[str, Floor] | None = None,
     ) -> None:
         self._embed_model = embed_model
         self._profiles = {name: self._embed(texts) for name, texts in profiles.items()}
@@ -75,18 +93,19 @@ class ProfileEmbeddingSelector(BaseSelector):
         # A nearest chunk must beat the profile by the margin: news questions find loosely related chunks in any
         # large collection (tuned on dev questions: 0 -> 73.9 % routed right, 0.05 -> 91.9 %, no probe 83.7 %; README).
         scores = [max(s, nearest[c.name] - self._probe_margin) if c.name in nearest else s for s, c in zip(scores, choices)]
-        return [max(s, self._floors.get(c.name, s)) for s, c in zip(scores, choices)]
+        floors = {name: floor.for_question(query.query_str) for name, floor in self._floors.items()}
+        return [max(s, floors.get(c.name, s)) for s, c in zip(scores, choices)]
 
-    def _floored(self, choice: ToolMetadata, score: float) -> bool:
+    def _floored(self, choice: ToolMetadata, score: float, query: QueryBundle) -> bool:
         """Whether `choice` won on its floor alone: no source, this one included, matched the question better."""
-        return choice.name in self._floors and score <= self._floors[choice.name]
+        return choice.name in self._floors and score <= self._floors[choice.name].for_question(query.query_str)
 
     def _select(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> ScoredSelection:
         start = time.perf_counter()
         scores = self.scores(choices, query)
         best = int(np.argmax(scores))
         reason = f"'{choices[best].name}' matched the question best (cosine {scores[best]:.3f} against its description and contents)"
-        if self._floored(choices[best], scores[best]):
+        if self._floored(choices[best], scores[best], query):
             reason = f"no source matched the question at cosine {scores[best]:.3f} or better, so '{choices[best].name}' answers it"
         return ScoredSelection(
             selections=[SingleSelection(index=best, reason=reason)],

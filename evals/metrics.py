@@ -10,6 +10,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from engines.language import has_chinese
+
 
 def ndcg_at(ranked: Sequence[str], relevance: dict[str, int], k: int = 10) -> float:
     gains = [relevance.get(doc, 0) for doc in ranked[:k]]
@@ -38,17 +40,13 @@ def latency(ms: Iterable[float]) -> dict[str, float]:
     return {"median_ms": round(float(np.median(values)), 1), "p95_ms": round(float(np.percentile(values, 95)), 1)}
 
 
-def _has_cjk(text: str) -> bool:
-    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
-
-
 _PUNCT = set(string.punctuation) | set("，。！？、；：“”‘’（）《》【】…—·")
 
 
 def _tokens(text: str) -> list[str]:
     """SQuAD's normalisation for English (lowercase, no punctuation or articles); characters for Chinese (CMRC)."""
     text = "".join(ch for ch in text.lower() if ch not in _PUNCT)
-    if _has_cjk(text):
+    if has_chinese(text):
         return [ch for ch in text if not ch.isspace()]
     return re.sub(r"\b(a|an|the)\b", " ", text).split()
 
@@ -71,7 +69,7 @@ def f1(prediction: str, golds: Sequence[str]) -> float:
 
 def _joined(text: str) -> str:
     tokens = _tokens(text)
-    return "".join(tokens) if _has_cjk(text) else " ".join(tokens)
+    return "".join(tokens) if has_chinese(text) else " ".join(tokens)
 
 
 def contains_answer(prediction: str, golds: Sequence[str]) -> float:

@@ -7,7 +7,7 @@ from llama_index.core.llms.callbacks import llm_completion_callback
 from llama_index.core.schema import QueryBundle
 from llama_index.core.tools.types import ToolMetadata
 
-from engines.selectors import LLMWithFallbackSelector, ProfileEmbeddingSelector
+from engines.selectors import Floor, LLMWithFallbackSelector, ProfileEmbeddingSelector
 
 CHOICES = [
     ToolMetadata(name="handbook", description="Company HR policies: leave, remote work, travel expenses."),
@@ -74,9 +74,16 @@ def test_the_web_floor_takes_questions_no_local_source_is_close_to(embed) -> Non
     question = QueryBundle("Who won the 2022 football World Cup final?")
     plain = ProfileEmbeddingSelector(embed, {}).select(WITH_WEB, question)
     floor = max(plain.scores) + 0.01
-    floored = ProfileEmbeddingSelector(embed, {}, floors={"web": floor}).select(WITH_WEB, question)
+    floored = ProfileEmbeddingSelector(embed, {}, floors={"web": Floor(floor, 0.0)}).select(WITH_WEB, question)
     assert floored.ind == 2 and floored.scores[2] == floor and "no source matched" in floored.reason
     # A floor below the local scores changes nothing.
     vacation = QueryBundle("How many vacation days do I get?")
-    low = ProfileEmbeddingSelector(embed, {}, floors={"web": 0.0}).select(WITH_WEB, vacation)
+    low = ProfileEmbeddingSelector(embed, {}, floors={"web": Floor(0.0, 0.0)}).select(WITH_WEB, vacation)
     assert low.ind == 0 and low.scores == ProfileEmbeddingSelector(embed, {}).select(WITH_WEB, vacation).scores
+
+
+def test_chinese_questions_meet_their_own_floor(embed) -> None:
+    selector = ProfileEmbeddingSelector(embed, {}, floors={"web": Floor(english=0.0, chinese=0.99)})
+    assert selector.select(WITH_WEB, QueryBundle("2022年世界杯决赛谁赢了？")).scores[2] == 0.99
+    english = selector.select(WITH_WEB, QueryBundle("Who won the 2022 World Cup final?"))
+    assert english.scores[2] < 0.99
