@@ -66,8 +66,17 @@ def _locked_elsewhere(data_dir: Path) -> bool:
     return False
 
 
-def open_vector_store(settings: Settings, source_name: str, dim: int) -> MilvusVectorStore:
-    """Open (or create) the source's collection; a Milvus Lite file in use elsewhere becomes a clear error."""
+def open_vector_store(settings: Settings, source_name: str, dim: int, hybrid: bool = True) -> MilvusVectorStore:
+    """Open (or create) the source's collection; a Milvus Lite file in use elsewhere becomes a clear error.
+
+    `hybrid` adds Milvus's built-in BM25 beside the dense vectors (document collections); without it, dense only.
+    """
+    sparse = {
+        "enable_sparse": True,
+        "sparse_embedding_function": BM25BuiltInFunction(analyzer_params=BM25_ANALYZER),
+        "hybrid_ranker": "RRFRanker",
+        "hybrid_ranker_params": {"k": 60},
+    }
     uri = settings.milvus_uri
     if "://" not in uri:
         Path(uri).parent.mkdir(parents=True, exist_ok=True)
@@ -79,10 +88,7 @@ def open_vector_store(settings: Settings, source_name: str, dim: int) -> MilvusV
             dim=dim,
             overwrite=False,
             similarity_metric="IP",
-            enable_sparse=True,
-            sparse_embedding_function=BM25BuiltInFunction(analyzer_params=BM25_ANALYZER),
-            hybrid_ranker="RRFRanker",
-            hybrid_ranker_params={"k": 60},
+            **(sparse if hybrid else {}),
             **({} if "://" in uri else {"grpc_options": LITE_GRPC_OPTIONS}),
         )
     except Exception as err:  # pymilvus reports a locked Lite file only as "Open local milvus failed"

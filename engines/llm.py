@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
-from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.base.llms.types import ChatMessage, CompletionResponse
 from llama_index.core.llms import LLM
+from llama_index.core.llms.callbacks import llm_completion_callback
 
 from engines.model_files import require_model
 from engines.settings import Settings
@@ -30,7 +31,18 @@ def chatml_completion(completion: str) -> str:
 def _local_llm(settings: Settings) -> LLM:
     from llama_index.llms.llama_cpp import LlamaCPP
 
-    return LlamaCPP(
+    class LlamaCPPWithStops(LlamaCPP):
+        """LlamaCPP whose complete() honours a per-call `stop`; the stock one drops its keyword arguments."""
+
+        @llm_completion_callback()
+        def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+            if not formatted:
+                prompt = self.completion_to_prompt(prompt)
+            stop = [*self.generate_kwargs.get("stop", []), *kwargs.get("stop", [])]
+            response = self._model(prompt=prompt, **{**self.generate_kwargs, "stream": False, "stop": stop})
+            return CompletionResponse(text=response["choices"][0]["text"], raw=response)
+
+    return LlamaCPPWithStops(
         model_path=str(require_model(settings.model_path)),
         temperature=0.0,
         max_new_tokens=settings.max_new_tokens,

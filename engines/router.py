@@ -17,7 +17,7 @@ from engines.embeddings import build_embedding
 from engines.llm import build_llm
 from engines.selectors import Floor, LLMWithFallbackSelector, ProfileEmbeddingSelector, ScoredSelection
 from engines.settings import Settings
-from engines.trace import Candidate, Passage, RouteRecord, Trace
+from engines.trace import Candidate, Passage, RouteRecord, SqlAttempt, Trace
 from tools.build import SourceTool, build_tools
 from tools.sources import SourcesError, load_sources
 
@@ -95,23 +95,17 @@ class RagRouter:
         metadata = response.metadata or {}
         trace.answer = str(response.response or "").strip()
         if chosen.database is not None and metadata.get("sql_query"):
-            trace.sql = _executed_sql(chosen, metadata["sql_query"], trace)
+            trace.sql = metadata["sql_query"]
             trace.rows = [list(row) for row in metadata.get("result") or []]
             trace.columns = list(metadata.get("col_keys") or [])
+            trace.sql_attempts = [SqlAttempt(**a) for a in metadata.get("attempts", [])]
+            if trace.sql_attempts and trace.sql_attempts[-1].error:
+                trace.notes.append(f"SQL did not run: {trace.sql_attempts[-1].error}")
         trace.web_unavailable = bool(metadata.get("web_unavailable"))
         if trace.web_unavailable:
             trace.notes.append(metadata.get("web_error", "web search unavailable"))
         if chosen.database is None:  # on the SQL path the rows are what was used, not a passage
             trace.passages = [_passage(chosen.source.name, n) for n in response.source_nodes]
-
-
-def _executed_sql(tool: SourceTool, written: str, trace: Trace) -> str:
-    """The statement that ran: the model's SQL after the guard (or the model's SQL, with the refusal noted)."""
-    try:
-        return tool.database.guarded(written)
-    except ValueError as err:
-        trace.notes.append(f"SQL not executed: {err}")
-        return written
 
 
 def _passage(source: str, node: NodeWithScore) -> Passage:

@@ -44,9 +44,11 @@ class Settings(BaseSettings):
     compress: bool = True
     compress_percentile_cutoff: float = 0.5
 
-    # SQL: rows returned at most when the model's query has no LIMIT, and the time budget of one query.
+    # SQL: rows returned at most when the model's query has no LIMIT, the time budget of one query, and how many
+    # queries the model may write for one question (the first, then repairs of fixable errors).
     sql_row_limit: int = 100
     sql_timeout_s: float = 10.0
+    sql_max_attempts: int = Field(default=3, ge=1, le=5)
 
     # Web search: DuckDuckGo needs no key; SearXNG by URL (JSON API); Tavily by API key.
     web_backend: Literal["duckduckgo", "searxng", "tavily"] = "duckduckgo"

@@ -1,4 +1,4 @@
-"""The SQL path: LlamaIndex's NLSQLTableQueryEngine over a read-only, guarded, time-boxed database connection."""
+"""SQL databases: a read-only, time-boxed connection, and a LlamaIndex SQLDatabase that runs only guarded SQL."""
 
 from __future__ import annotations
 
@@ -6,9 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from llama_index.core import PromptTemplate, SQLDatabase
-from llama_index.core.llms import LLM
-from llama_index.core.query_engine import NLSQLTableQueryEngine
+from llama_index.core import SQLDatabase
 from sqlalchemy import create_engine, event, inspect
 from sqlalchemy.engine import Engine
 
@@ -16,6 +14,8 @@ from engines.sql_guard import guard_sql
 from tools.sources import SqlSource
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+# SQLAlchemy's dialect names where sqlglot spells them differently.
+SQLGLOT_DIALECTS = {"postgresql": "postgres", "mssql": "tsql"}
 
 
 class DatabaseError(ValueError):
@@ -66,7 +66,7 @@ class GuardedSQLDatabase(SQLDatabase):
         self._row_limit = row_limit
 
     def guarded(self, command: str) -> str:
-        return guard_sql(command, set(self.get_usable_table_names()), self.dialect, self._row_limit)
+        return guard_sql(command, set(self.get_usable_table_names()), SQLGLOT_DIALECTS.get(self.dialect, self.dialect), self._row_limit)
 
     def run_sql(self, command: str) -> tuple[str, dict]:
         return super().run_sql(self.guarded(command))
@@ -79,16 +79,3 @@ def schema_summary(database: SQLDatabase) -> list[str]:
         f"{table}({', '.join(c['name'] for c in inspector.get_columns(table))})"
         for table in sorted(database.get_usable_table_names())
     ]
-
-
-# The stock synthesis prompt (V2 variables) answers Chinese questions in English; this one keeps the language.
-ANSWER_FROM_ROWS = PromptTemplate(
-    "Given an input question, answer it in one or two sentences from the SQL query results, "
-    "in the same language as the question. If the result is empty or an error, say so.\n"
-    "Question: {query_str}\nSQL: {sql_query}\nSQL result: {context_str}\nAnswer: "
-)
-
-
-def build_sql_engine(database: GuardedSQLDatabase, llm: LLM, synthesize: bool = True) -> NLSQLTableQueryEngine:
-    """`synthesize=False` returns the rows without the answer sentence (the SQL suite scores only the SQL)."""
-    return NLSQLTableQueryEngine(sql_database=database, llm=llm, synthesize_response=synthesize, response_synthesis_prompt=ANSWER_FROM_ROWS)

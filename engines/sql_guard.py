@@ -32,7 +32,7 @@ def guard_sql(sql: str, known_tables: set[str], dialect: str = "sqlite", row_lim
     """Return the statement to execute (with a LIMIT when it had none), or raise SQLRefused."""
     tree = _parse_one(sql, dialect)
     if not isinstance(tree, (exp.Select, exp.Union, exp.Intersect, exp.Except)):
-        raise SQLRefused("select-only", f"only SELECT queries may run, not {tree.key.upper()}")
+        raise SQLRefused("select-only", f"only SELECT queries may run, not {sql.split()[0].upper()}")
     bad = next((node for node in tree.walk() if isinstance(node, FORBIDDEN)), None)
     if bad is not None:
         raise SQLRefused("select-only", f"{bad.key.upper()} is not allowed inside a query")
@@ -40,7 +40,7 @@ def guard_sql(sql: str, known_tables: set[str], dialect: str = "sqlite", row_lim
     if called:
         raise SQLRefused("no-extensions", f"function {', '.join(sorted(called))} is not allowed")
     allowed = {t.lower() for t in known_tables} | {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-    unknown = sorted({t.name for t in tree.find_all(exp.Table) if t.name.lower() not in allowed})
+    unknown = sorted({t.name or t.sql(dialect=dialect) for t in tree.find_all(exp.Table) if t.name.lower() not in allowed})
     if unknown:
         raise SQLRefused("known-tables", f"no such table: {', '.join(unknown)}")
     if isinstance(tree, exp.Select) and tree.args.get("limit") is None:

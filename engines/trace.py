@@ -31,6 +31,16 @@ class Passage(BaseModel):
     url: str | None = None
 
 
+class SqlAttempt(BaseModel):
+    """One query the model wrote: as written, as run (after the guard), and why it failed, if it did."""
+
+    sql: str
+    ran: str | None = None
+    error: str | None = None
+    kind: str | None = None
+    ms: float = 0.0
+
+
 class Trace(BaseModel):
     question: str
     route: RouteRecord | None = None
@@ -38,6 +48,7 @@ class Trace(BaseModel):
     sql: str | None = None
     rows: list[list[Any]] = Field(default_factory=list)
     columns: list[str] = Field(default_factory=list)
+    sql_attempts: list[SqlAttempt] = Field(default_factory=list)
     passages: list[Passage] = Field(default_factory=list)
     timings_ms: dict[str, float] = Field(default_factory=dict)
     web_unavailable: bool = False

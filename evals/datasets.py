@@ -83,7 +83,7 @@ def _spider(eval_dir: Path, split: str) -> list[dict]:
 KAGGLE_DATABASES = ("GeoNuclearData", "GreaterManchesterCrime", "StudentMathScore")
 
 
-def _kaggle(eval_dir: Path, split: str) -> list[dict]:
+def kaggle_questions(eval_dir: Path, split: str) -> list[dict]:
     """KaggleDBQA: each database's few-shot questions are the dev split, its test questions the test split."""
     part = "fewshot" if split == "dev" else "test"
     return [q for db in KAGGLE_DATABASES for q in _load(eval_dir, "kaggle_dbqa", "examples", f"{db}_{part}.json")]
@@ -118,7 +118,7 @@ def router_questions(eval_dir: Path, split: str) -> list[dict]:
 
 def sql_questions(eval_dir: Path, split: str) -> list[dict]:
     """Spider and KaggleDBQA questions over data/eval-sql-sources.yaml, each tagged with its `set`."""
-    sets = {"spider": _spider(eval_dir, split), "kaggledbqa": _kaggle(eval_dir, split)}
+    sets = {"spider": _spider(eval_dir, split), "kaggledbqa": kaggle_questions(eval_dir, split)}
     return [{"question": q["question"], "db": q["db_id"], "gold_sql": q["query"], "set": name} for name, qs in sets.items() for q in qs]
 
 

@@ -13,7 +13,9 @@ from engines.document_store import docstore_path, nearest_chunk_probe, open_inde
 from engines.documents import build_documents_engine
 from engines.selectors import Probe
 from engines.settings import Settings
-from engines.sql import GuardedSQLDatabase, build_sql_engine, open_engine, schema_summary
+from engines.sql import GuardedSQLDatabase, open_engine, schema_summary
+from engines.sql_knowledge import SqlKnowledgeBase, open_knowledge_base
+from engines.text_to_sql import TextToSQLQueryEngine
 from engines.web import WebQueryEngine
 from tools.descriptions import WEB_DESCRIPTION, WEB_PROFILE, DescriptionCache, clauses, describe_database, table_profile
 from tools.sources import DocumentsSource, Source, SourcesError, SqlSource, WebSource
@@ -25,6 +27,7 @@ class SourceTool:
     tool: QueryEngineTool
     profile: list[str]
     database: GuardedSQLDatabase | None = None
+    knowledge: SqlKnowledgeBase | None = None
     probe: Probe | None = None
     index: VectorStoreIndex | None = None
 
@@ -47,11 +50,13 @@ def _sql_profile(source: SqlSource, database: GuardedSQLDatabase) -> list[str]:
     return [source.description or describe_database(source.name, tables), *clauses(source.description), *table_profile(tables)]
 
 
-def _sql_tool(source: SqlSource, settings: Settings, llm: LLM) -> SourceTool:
+def _sql_tool(source: SqlSource, settings: Settings, llm: LLM, embed: BaseEmbedding) -> SourceTool:
     database = GuardedSQLDatabase(open_engine(source, settings.sql_timeout_s), settings.sql_row_limit)
+    knowledge = open_knowledge_base(source.name, database.engine, source.knowledge, settings, embed)
+    engine = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=llm, max_attempts=settings.sql_max_attempts)
     profile = _sql_profile(source, database)
-    tool = QueryEngineTool.from_defaults(build_sql_engine(database, llm), name=source.name, description=profile[0])
-    return SourceTool(source, tool, profile, database)
+    tool = QueryEngineTool.from_defaults(engine, name=source.name, description=profile[0])
+    return SourceTool(source, tool, profile, database, knowledge)
 
 
 def _web_profile(source: WebSource) -> list[str]:
@@ -65,7 +70,7 @@ def build_tools(sources: list[Source], settings: Settings, llm: LLM, embed: Base
         if isinstance(source, DocumentsSource):
             tools.append(_documents_tool(source, settings, llm, embed, cache))
         elif isinstance(source, SqlSource):
-            tools.append(_sql_tool(source, settings, llm))
+            tools.append(_sql_tool(source, settings, llm, embed))
         else:
             description = source.description or WEB_DESCRIPTION
             engine = WebQueryEngine(settings=settings, llm=llm)

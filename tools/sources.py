@@ -36,6 +36,8 @@ class SqlSource(_Source):
     kind: Literal["sql"]
     path: Path | None = None
     url: str | None = None
+    # A YAML file of descriptions (business terms, synonyms) and question -> SQL examples for the SQL knowledge base.
+    knowledge: Path | None = None
 
     @model_validator(mode="after")
     def _one_location(self) -> "SqlSource":
@@ -65,13 +67,16 @@ class SourcesFile(BaseModel):
 
 
 def _resolve(source: Source, base: Path) -> Source:
-    path = getattr(source, "path", None)
-    if path is None:
-        return source
-    resolved = path if path.is_absolute() else (base / path).resolve()
-    if not resolved.exists():
-        raise SourcesError(f"source '{source.name}': path {resolved} does not exist")
-    return source.model_copy(update={"path": resolved})
+    update = {}
+    for field_name in ("path", "knowledge"):
+        path = getattr(source, field_name, None)
+        if path is None:
+            continue
+        resolved = path if path.is_absolute() else (base / path).resolve()
+        if not resolved.exists():
+            raise SourcesError(f"source '{source.name}': {field_name} {resolved} does not exist")
+        update[field_name] = resolved
+    return source.model_copy(update=update)
 
 
 def load_sources(file: Path) -> list[Source]:

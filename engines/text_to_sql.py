@@ -1,0 +1,114 @@
+"""The SQL path: knowledge retrieval -> SQL in the database's dialect -> guard -> read-only run -> repair -> answer.
+
+LlamaIndex's NLSQLTableQueryEngine runs whatever the model writes, once, with no row limit; this engine is a
+CustomQueryEngine (so the router takes it as any other tool) that guards every statement, repairs a failed one
+at most `max_attempts` times, and reports every attempt. Its response metadata keeps NLSQLTableQueryEngine's
+keys (`sql_query`, `result`, `col_keys`) and adds `attempts`.
+"""
+
+from __future__ import annotations
+
+import time
+
+from llama_index.core.base.response.schema import Response
+from llama_index.core.llms import LLM
+from llama_index.core.query_engine import CustomQueryEngine
+from llama_index.core.bridge.pydantic import ConfigDict, Field
+from sqlalchemy import inspect
+
+from engines.language import has_chinese
+from engines.llm import chatml_completion
+from engines.sql import GuardedSQLDatabase
+from engines.sql_guard import SQLRefused
+from engines.sql_knowledge import Knowledge, SqlKnowledgeBase
+from engines.sql_prompts import ANSWER_FROM_ROWS, repair_prompt, write_prompt
+from engines.sql_repair import Failure, classify_error, classify_refusal, repair_hint
+from engines.trace import SqlAttempt
+
+FENCE = "```"
+NO_RESULT_EN = "I could not get an answer from the database: {error}"
+NO_RESULT_ZH = "无法从数据库得到答案：{error}"
+
+
+def extract_sql(text: str) -> str:
+    """The query inside a ```sql fence if there is one, without a trailing semicolon."""
+    if FENCE in text:
+        inside = text.split(FENCE)[1]
+        text = inside[3:] if inside.lower().startswith("sql") else inside
+    return text.strip().rstrip(";").strip()
+
+
+def write_sql(llm: LLM, prompt: str) -> str:
+    """Ask for SQL only: locally, the answer turn is opened with a ```sql fence and generation stops at its end."""
+    from llama_index.llms.llama_cpp import LlamaCPP
+
+    if isinstance(llm, LlamaCPP):
+        return extract_sql(llm.complete(chatml_completion(prompt) + FENCE + "sql\n", formatted=True, stop=[FENCE]).text)
+    return extract_sql(llm.complete(prompt + "\nAnswer with the SQL only, in a ```sql block.").text)
+
+
+def schema_names(database: GuardedSQLDatabase) -> list[str]:
+    inspector = inspect(database.engine)
+    tables = sorted(database.get_usable_table_names())
+    return tables + [f"{t}.{c['name']}" for t in tables for c in inspector.get_columns(t)]
+
+
+class TextToSQLQueryEngine(CustomQueryEngine):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    database: GuardedSQLDatabase
+    knowledge: SqlKnowledgeBase
+    llm: LLM
+    write_answer: bool = True  # False: rows and SQL only (the SQL suite scores only the SQL)
+    max_attempts: int = 3
+    schema_budget_chars: int = 12_000
+    names: list[str] = Field(default_factory=list)
+
+    def custom_query(self, query_str: str) -> Response:
+        knowledge = self.knowledge.retrieve(query_str)
+        attempts, rows = self._attempts(query_str, knowledge)
+        last = attempts[-1]
+        metadata = {"sql_query": last.ran or last.sql, "attempts": [a.model_dump() for a in attempts], "result": [], "col_keys": []}
+        metadata.update(rows)
+        answer = self._answer(query_str, metadata, last) if self.write_answer else ""
+        return Response(response=answer, metadata=metadata)
+
+    def _attempts(self, question: str, knowledge: Knowledge) -> tuple[list[SqlAttempt], dict]:
+        """Write, guard and run SQL until it runs or fails for good; the attempts and the rows of the one that ran."""
+        dialect = self.database.dialect
+        prompt = write_prompt(question, knowledge, dialect, self.schema_budget_chars)
+        attempts: list[SqlAttempt] = []
+        while len(attempts) < self.max_attempts:
+            start = time.perf_counter()
+            sql = write_sql(self.llm, prompt)
+            if any(a.sql == sql for a in attempts):  # the model repeats itself: more tries will not help
+                attempts.append(SqlAttempt(sql=sql, error="the model returned a query it had already tried", kind="repeated"))
+                break
+            attempt, failure, rows = self._try(sql)
+            attempt.ms = round((time.perf_counter() - start) * 1000, 1)
+            attempts.append(attempt)
+            if failure is None:
+                return attempts, rows
+            if not failure.fixable:
+                break
+            hint = repair_hint(failure, self.names or schema_names(self.database))
+            prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, sql, hint)
+        return attempts, {}
+
+    def _try(self, sql: str) -> tuple[SqlAttempt, Failure | None, dict]:
+        try:
+            ran = self.database.guarded(sql)
+        except SQLRefused as err:
+            failure = classify_refusal(err)
+            return SqlAttempt(sql=sql, error=failure.message, kind=failure.kind), failure, {}
+        try:
+            _, rows = self.database.run_sql(ran)
+        except Exception as err:  # the database's own error: classified, and sent back to the model when fixable
+            failure = classify_error(err)
+            return SqlAttempt(sql=sql, ran=ran, error=failure.message, kind=failure.kind), failure, {}
+        return SqlAttempt(sql=sql, ran=ran), None, {"result": rows["result"], "col_keys": rows["col_keys"]}
+
+    def _answer(self, question: str, metadata: dict, last: SqlAttempt) -> str:
+        if last.error:  # no rows to answer from: say so plainly rather than let the model guess
+            return (NO_RESULT_ZH if has_chinese(question) else NO_RESULT_EN).format(error=last.error)
+        prompt = ANSWER_FROM_ROWS.format(query_str=question, sql_query=metadata["sql_query"], context_str=str(metadata["result"][:20]))
+        return self.llm.complete(prompt).text.strip()

@@ -1,0 +1,110 @@
+"""The SQL path's parts: knowledge base, prompt, repair loop, and the real model on the demo shop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy.exc import OperationalError
+
+from engines.settings import DATA_DIR
+from engines.sql import GuardedSQLDatabase, open_engine
+from engines.sql_knowledge import Knowledge, KnowledgeFileError, SqlKnowledgeBase, file_entries, open_knowledge_base, schema_entries
+from engines.sql_prompts import knowledge_block, write_prompt
+from engines.sql_repair import classify_error, closest_names
+from engines.text_to_sql import TextToSQLQueryEngine, extract_sql
+from tests.conftest import make_settings
+from tests.scripted_llm import ScriptedSQLWriter
+from tools.sources import SqlSource
+
+SHOP = DATA_DIR / "demo" / "shop.sqlite"
+SHOP_KNOWLEDGE = DATA_DIR / "demo" / "shop-knowledge.yaml"
+
+
+@pytest.fixture(scope="module")
+def database() -> GuardedSQLDatabase:
+    return GuardedSQLDatabase(open_engine(SqlSource(name="shop", kind="sql", path=SHOP)), row_limit=100)
+
+
+@pytest.fixture(scope="module")
+def knowledge(tmp_path_factory: pytest.TempPathFactory, database: GuardedSQLDatabase, embed) -> SqlKnowledgeBase:
+    settings = make_settings(tmp_path_factory.mktemp("kb"))
+    return open_knowledge_base("shop", database.engine, SHOP_KNOWLEDGE, settings, embed)
+
+
+def test_schema_entries_hold_ddl_rows_and_low_cardinality_values(database: GuardedSQLDatabase) -> None:
+    ddl = {n.metadata["table"]: n.get_content() for n in schema_entries(database.engine) if n.metadata["type"] == "ddl"}
+    assert set(ddl) == {"customers", "orders", "products"}
+    assert "CREATE TABLE products" in ddl["products"] and "Laptop Pro 14" in ddl["products"]
+    assert "products.category values: 'electronics', 'furniture', 'food', 'stationery'" in ddl["products"]
+    assert "REFERENCES customers" in ddl["orders"]
+
+
+def test_refilling_adds_nothing_and_a_changed_file_replaces_its_entries(knowledge: SqlKnowledgeBase, database, tmp_path: Path) -> None:
+    assert knowledge.sync("schema", schema_entries(database.engine)) == 0
+    assert knowledge.sync("file", file_entries(SHOP_KNOWLEDGE)) == 0
+    changed = tmp_path / "k.yaml"
+    changed.write_text("descriptions:\n  - VIP = customers older than 40\n", encoding="utf-8")
+    assert knowledge.sync("file", file_entries(changed)) == 1
+    assert knowledge.retrieve("Who are the VIP customers?").examples == []  # the old file's examples are gone
+    assert knowledge.sync("file", file_entries(SHOP_KNOWLEDGE)) > 1
+
+
+def test_retrieval_groups_tables_descriptions_and_examples(knowledge: SqlKnowledgeBase) -> None:
+    found = knowledge.retrieve("年龄大于40的客户有多少？")
+    assert len(found.tables) == 3 and any("年龄" in d for d in found.descriptions)
+    assert found.examples[0] == ("年龄大于30的客户有哪些？", "SELECT name FROM customers WHERE age > 30")
+    prompt = write_prompt("年龄大于40的客户有多少？", found, "sqlite", 12_000)
+    assert prompt.index("### Tables") < prompt.index("### Descriptions") < prompt.index("### Examples") < prompt.index("### Question")
+    assert "SQLite has no EXTRACT" in prompt
+
+
+def test_an_example_added_from_the_app_is_used(knowledge: SqlKnowledgeBase) -> None:
+    knowledge.add_example("Which city has the most customers?", "SELECT city FROM customers GROUP BY city ORDER BY COUNT(*) DESC LIMIT 1")
+    assert knowledge.retrieve("Which city has the most customers?").examples[0][1].startswith("SELECT city FROM customers")
+
+
+def test_the_schema_budget_keeps_the_most_relevant_tables_in_a_fixed_order() -> None:
+    found = Knowledge(tables=["CREATE TABLE orders (x)", "CREATE TABLE customers (y)", "CREATE TABLE products (z)"])
+    assert knowledge_block(found, 10_000).index("customers") < knowledge_block(found, 10_000).index("orders")
+    trimmed = knowledge_block(found, 50)
+    assert "orders" in trimmed and "customers" in trimmed and "products" not in trimmed
+
+
+def test_bad_knowledge_files_are_clear_errors(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("examples: [", encoding="utf-8")
+    with pytest.raises(KnowledgeFileError, match="not valid YAML"):
+        file_entries(broken)
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("exampels:\n  - question: a\n    sql: SELECT 1\n", encoding="utf-8")
+    with pytest.raises(KnowledgeFileError, match="exampels"):
+        file_entries(typo)
+
+
+def test_errors_are_classified_and_unknown_names_get_the_closest_real_ones() -> None:
+    assert classify_error(OperationalError("x", {}, Exception("no such column: T1.nmae"))).kind == "unknown-column"
+    assert not classify_error(OperationalError("x", {}, Exception("interrupted"))).fixable
+    assert closest_names("no such column: T1.nmae", ["customers", "customers.name", "customers.age"]) == ["customers.name"]
+    assert extract_sql("```sql\nSELECT 1;\n```\nThis counts.") == "SELECT 1"
+
+
+def test_a_fixable_error_is_repaired_with_a_hint(database, knowledge) -> None:
+    writer = ScriptedSQLWriter(sqls=["SELECT nmae FROM customers WHERE age > 50", "SELECT name FROM customers WHERE age > 50"])
+    response = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=writer, write_answer=False).query("Who is older than 50?")
+    attempts = response.metadata["attempts"]
+    assert [a["kind"] for a in attempts] == ["unknown-column", None]
+    assert "customers.name" in writer.prompts[1] and "no such column: nmae" in writer.prompts[1]
+    assert response.metadata["result"] == [("Maria Rossi",)]
+
+
+def test_the_loop_stops_when_the_model_repeats_itself(database, knowledge) -> None:
+    writer = ScriptedSQLWriter(sqls=["SELECT nmae FROM customers"])
+    response = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=writer, max_attempts=3).query("Names?")
+    assert [a["kind"] for a in response.metadata["attempts"]] == ["unknown-column", "repeated"]
+
+
+def test_the_real_model_answers_a_chinese_question_from_the_shop(database, knowledge, llm) -> None:
+    response = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=llm).query("年龄大于40的客户有多少？")
+    assert response.metadata["result"] == [(3,)] or response.metadata["result"] == [(3, )]
+    assert "3" in str(response)
