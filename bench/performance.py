@@ -6,7 +6,8 @@ Measured in one run: peak memory of `ragrouter ask`; route decision time (ours v
 selectors, same tools); end-to-end time per question kind on the demo sources (ours vs
 `RouterQueryEngine.from_defaults` over stock query engines on the same stores); retrieval stage times;
 ingest throughput on the first N SciFact abstracts (ours: chunk + e5 + BM25 into Milvus Lite; stock:
-`VectorStoreIndex.from_documents` into a dense-only Milvus Lite collection). Writes bench/results.json.
+`VectorStoreIndex.from_documents` into a dense-only Milvus Lite collection); the SQL path's stages (knowledge
+retrieval, generation and guarded run, repairs, answer). Writes bench/results.json.
 Needs `make ingest` and `make eval-ingest` first (the Makefile's `bench` target does both).
 """
 
@@ -108,6 +109,23 @@ def answer_times(router: RagRouter) -> dict:
     return results
 
 
+def sql_stage_times(demo: RagRouter, reference: RagRouter) -> dict:
+    """Per SQL question: knowledge retrieval, first SQL (generation + guarded run), repairs, answer sentence, total.
+
+    Over the demo shop's six questions and 20 Spider dev questions (round-robin over their databases).
+    """
+    spider = [q for q in load_questions("sql", "dev", None)[0] if q["set"] == "spider"]
+    asked = [(demo.tool("shop"), q) for qs in (DEMO_QUESTIONS["sql (en)"], DEMO_QUESTIONS["sql (zh)"]) for q in qs]
+    asked += [(reference.tool(q["db"]), q["question"]) for q in stratified(spider, 20, "db")]
+    records = []
+    for tool, question in asked:
+        start = time.perf_counter()
+        metadata = tool.tool.query_engine.query(question).metadata
+        records.append({**metadata["timings_ms"], "total": 1000 * (time.perf_counter() - start), "attempts": len(metadata["attempts"])})
+    stages = {stage: stats([r[stage] for r in records]) for stage in ("knowledge", "first_attempt", "repairs", "answer", "total")}
+    return {**stages, "questions_repaired": sum(r["attempts"] > 1 for r in records)}
+
+
 def stage_times(router: RagRouter) -> dict:
     from evals.retrieval_suite import StageRunner
 
@@ -161,6 +179,9 @@ def markdown(results: dict) -> str:
         rows.append(_row(f"answer, {kind}", pair["ragrouter"], pair["stock RouterQueryEngine"]))
     for stage, s in results["retrieval_stages"].items():
         rows.append(_row(f"retrieval stage: {stage}", s, results["retrieval_stages"]["dense"] if stage == "hybrid" else None))
+    for stage, s in results.get("sql_stages", {}).items():
+        if isinstance(s, dict):
+            rows.append(_row(f"SQL question stage: {stage}", s, None))
     ingest = results["ingest"]
     ours, stock = ingest["ragrouter"], ingest["stock VectorStoreIndex.from_documents"]
     rows.append(f"| ingest {ingest['documents']} SciFact abstracts | {ours['total_s']} s ({ours['docs_per_s']} docs/s) | "
@@ -187,6 +208,7 @@ def main() -> None:
         "route": lambda: route_times(reference, args.repeats),
         "answer": lambda: answer_times(demo),
         "retrieval_stages": lambda: stage_times(reference),
+        "sql_stages": lambda: sql_stage_times(demo, reference),
         "ingest": lambda: ingest_throughput(reference, args.ingest_docs),
     }
     for name, step in steps.items():

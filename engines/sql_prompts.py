@@ -6,26 +6,26 @@ from llama_index.core import PromptTemplate
 
 from engines.sql_knowledge import Knowledge
 
-# What small models get wrong per dialect (measured with the 1.5B default: EXTRACT/MONTH() on SQLite).
+# Date functions per dialect, after the tables (measured with the 1.5B default: without them it writes
+# EXTRACT/MONTH() on SQLite; with them first in the prompt it reached for strftime on questions without dates).
 DIALECT_NOTES = {
-    "sqlite": (
-        "SQLite has no EXTRACT, YEAR(), MONTH(), NOW() or DATE_FORMAT: use strftime('%Y', col), strftime('%m', col), "
-        "date(col), date('now') and julianday(a) - julianday(b). Concatenate strings with ||."
-    ),
-    "postgresql": "Use EXTRACT(YEAR FROM col), date_trunc('month', col), CURRENT_DATE and col::date. Use ILIKE for case-insensitive matches.",
-    "mysql": "Use YEAR(col), MONTH(col), DATE_FORMAT(col, '%Y-%m'), CURDATE() and CONCAT(a, b).",
+    "sqlite": "strftime('%Y', col) is the year, strftime('%m', col) the month, date('now') today; SQLite has no EXTRACT, YEAR() or MONTH().",
+    "postgresql": "EXTRACT(YEAR FROM col) is the year, date_trunc('month', col) the month, CURRENT_DATE today.",
+    "mysql": "YEAR(col) is the year, MONTH(col) the month, CURDATE() today.",
 }
 DIALECT_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "mysql": "MySQL", "mssql": "SQL Server", "duckdb": "DuckDB"}
+# Small models add columns nobody asked for (a COUNT beside the name asked for), which fails execution match.
+# Telling the 1.5B default when to join made it join more, not less (dev, README), so no rule about joins.
+RULES = "Select only the columns the question asks for."
 
 WRITE_SQL = PromptTemplate(
-    "Write one {dialect} SELECT query that answers the question, using only the tables and columns below. "
-    "Select only the columns the question asks for. {notes}\n\n"
-    "{knowledge}### Question\n{question}\n"
+    "Write one {dialect} SELECT query that answers the question, using only the tables and columns below. {rules}\n\n"
+    "{knowledge}### {dialect} dates\n{notes}\n\n### Question\n{question}\n"
 )
 REPAIR_SQL = PromptTemplate(
     "{knowledge}### Question\n{question}\n\n"
     "### This {dialect} query failed\n{sql}\n\n### Error\n{error}\n\n"
-    "Write a corrected {dialect} SELECT query that answers the question, using only the tables and columns above."
+    "Write a corrected {dialect} SELECT query that answers the question, using only the tables and columns above. {rules}"
 )
 # The stock synthesis prompt (V2 variables) answers Chinese questions in English; this one keeps the language.
 ANSWER_FROM_ROWS = PromptTemplate(
@@ -62,9 +62,10 @@ def knowledge_block(knowledge: Knowledge, budget_chars: int) -> str:
 
 def write_prompt(question: str, knowledge: Knowledge, dialect: str, budget_chars: int) -> str:
     block = knowledge_block(knowledge, budget_chars)
-    return WRITE_SQL.format(dialect=dialect_name(dialect), notes=DIALECT_NOTES.get(dialect, ""), knowledge=block, question=question)
+    notes = DIALECT_NOTES.get(dialect, "the dialect's own date functions")
+    return WRITE_SQL.format(dialect=dialect_name(dialect), rules=RULES, notes=notes, knowledge=block, question=question)
 
 
 def repair_prompt(question: str, knowledge: Knowledge, dialect: str, budget_chars: int, sql: str, error: str) -> str:
     block = knowledge_block(knowledge, budget_chars)
-    return REPAIR_SQL.format(dialect=dialect_name(dialect), knowledge=block, question=question, sql=sql, error=error)
+    return REPAIR_SQL.format(dialect=dialect_name(dialect), rules=RULES, knowledge=block, question=question, sql=sql, error=error)

@@ -47,6 +47,10 @@ def write_sql(llm: LLM, prompt: str) -> str:
     return extract_sql(llm.complete(prompt + "\nAnswer with the SQL only, in a ```sql block.").text)
 
 
+def _since(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 1)
+
+
 def schema_names(database: GuardedSQLDatabase) -> list[str]:
     inspector = inspect(database.engine)
     tables = sorted(database.get_usable_table_names())
@@ -64,12 +68,17 @@ class TextToSQLQueryEngine(CustomQueryEngine):
     names: list[str] = Field(default_factory=list)
 
     def custom_query(self, query_str: str) -> Response:
+        start = time.perf_counter()
         knowledge = self.knowledge.retrieve(query_str)
+        timings = {"knowledge": _since(start)}
         attempts, rows = self._attempts(query_str, knowledge)
+        timings.update(first_attempt=attempts[0].ms, repairs=round(sum(a.ms for a in attempts[1:]), 1))
         last = attempts[-1]
         metadata = {"sql_query": last.ran or last.sql, "attempts": [a.model_dump() for a in attempts], "result": [], "col_keys": []}
         metadata.update(rows)
+        start = time.perf_counter()
         answer = self._answer(query_str, metadata, last) if self.write_answer else ""
+        metadata["timings_ms"] = {**timings, "answer": _since(start)}
         return Response(response=answer, metadata=metadata)
 
     def _attempts(self, question: str, knowledge: Knowledge) -> tuple[list[SqlAttempt], dict]:
@@ -80,11 +89,15 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         while len(attempts) < self.max_attempts:
             start = time.perf_counter()
             sql = write_sql(self.llm, prompt)
+            if not sql:  # the model closed its SQL block at once: ask again, as for a syntax error
+                attempts.append(SqlAttempt(sql=sql, error="the model wrote no SQL", kind="empty", ms=_since(start)))
+                prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, "(nothing)", "the answer held no SQL")
+                continue
             if any(a.sql == sql for a in attempts):  # the model repeats itself: more tries will not help
                 attempts.append(SqlAttempt(sql=sql, error="the model returned a query it had already tried", kind="repeated"))
                 break
             attempt, failure, rows = self._try(sql)
-            attempt.ms = round((time.perf_counter() - start) * 1000, 1)
+            attempt.ms = _since(start)
             attempts.append(attempt)
             if failure is None:
                 return attempts, rows
