@@ -18,15 +18,13 @@ DIALECT_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "mysql": "MySQL
 # Telling the 1.5B default when to join made it join more, not less (dev, README), so no rule about joins.
 RULES = "Select only the columns the question asks for."
 
+# Both prompts open with the same instruction and tables, so llama.cpp reuses their evaluation between the first
+# query, its repairs and the next question on the same database (a full re-read of a large schema takes ~40 s).
 WRITE_SQL = PromptTemplate(
     "Write one {dialect} SELECT query that answers the question, using only the tables and columns below. {rules}\n\n"
     "{knowledge}### {dialect} dates\n{notes}\n\n### Question\n{question}\n"
 )
-REPAIR_SQL = PromptTemplate(
-    "{knowledge}### Question\n{question}\n\n"
-    "### This {dialect} query failed\n{sql}\n\n### Error\n{error}\n\n"
-    "Write a corrected {dialect} SELECT query that answers the question, using only the tables and columns above. {rules}"
-)
+REPAIR_SQL = PromptTemplate("\n### This query failed\n{sql}\n\n### Error\n{error}\n\nWrite the corrected query.")
 # The stock synthesis prompt (V2 variables) answers Chinese questions in English; this one keeps the language.
 ANSWER_FROM_ROWS = PromptTemplate(
     "Given an input question, answer it in one or two sentences from the SQL query results, "
@@ -67,5 +65,5 @@ def write_prompt(question: str, knowledge: Knowledge, dialect: str, budget_chars
 
 
 def repair_prompt(question: str, knowledge: Knowledge, dialect: str, budget_chars: int, sql: str, error: str) -> str:
-    block = knowledge_block(knowledge, budget_chars)
-    return REPAIR_SQL.format(dialect=dialect_name(dialect), rules=RULES, knowledge=block, question=question, sql=sql, error=error)
+    """The first prompt with the failed query and its error after it."""
+    return write_prompt(question, knowledge, dialect, budget_chars) + REPAIR_SQL.format(sql=sql, error=error)

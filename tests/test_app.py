@@ -32,3 +32,15 @@ def test_chat_shows_answer_route_and_sql(app: AppTest) -> None:
 def test_empty_question_shows_an_error(app: AppTest) -> None:
     app.chat_input[0].set_value("   ").run()
     assert any("empty" in e.value for e in app.error)
+
+
+def test_sql_feedback_stores_an_example_and_refuses_a_bad_correction(app: AppTest, router) -> None:
+    question = "How many products are in the furniture category?"
+    app.chat_input[0].set_value(question).run()
+    app.button(key="right-0").click().run()
+    assert any("Saved" in s.value for s in app.success)
+    examples = router.tool("shop").knowledge.retrieve(question).examples
+    assert examples[0][0] == question and "furniture" in examples[0][1]
+    app.text_area(key="fix-0").set_value("DELETE FROM products").run()
+    app.button(key="save-0").click().run()
+    assert any("Not saved" in e.value and "select-only" in e.value for e in app.error)

@@ -20,7 +20,27 @@ def load_router() -> tuple[RagRouter, threading.Lock]:
     return RagRouter(Settings()), threading.Lock()
 
 
-def show_trace(trace: Trace) -> None:
+def sql_feedback(index: int, trace: Trace) -> None:
+    """Keep this question with its SQL, as written or as corrected, as an example in the SQL knowledge base."""
+    tool = router.tool(trace.route.chosen)
+    if tool.knowledge is None or not trace.sql_attempts:
+        return
+    if st.button("This SQL is right", key=f"right-{index}"):
+        tool.knowledge.add_example(trace.question, trace.sql_attempts[-1].sql, origin="app: confirmed")
+        st.success("Saved: similar questions will see it as an example.")
+    with st.expander("Correct this SQL"):
+        corrected = st.text_area("Corrected SQL", value=trace.sql_attempts[-1].sql, key=f"fix-{index}")
+        if st.button("Save the corrected SQL", key=f"save-{index}"):
+            try:
+                tool.database.guarded(corrected)  # only SQL the guard would run is worth keeping
+            except ValueError as err:
+                st.error(f"Not saved: {err}")
+            else:
+                tool.knowledge.add_example(trace.question, corrected, origin="app: corrected")
+                st.success("Saved: similar questions will see it as an example.")
+
+
+def show_trace(index: int, trace: Trace) -> None:
     route = trace.route
     st.caption(f"Answered from **{route.chosen}** · {route.selector} selector · {trace.timings_ms.get('total', 0) / 1000:.1f} s")
     with st.expander("Why this source?", expanded=False):
@@ -32,6 +52,12 @@ def show_trace(trace: Trace) -> None:
     if trace.sql:
         st.code(trace.sql, language="sql")
         st.dataframe(pd.DataFrame(trace.rows, columns=trace.columns or None), use_container_width=True)
+        if len(trace.sql_attempts) > 1:
+            with st.expander(f"SQL attempts ({len(trace.sql_attempts)})"):
+                for n, attempt in enumerate(trace.sql_attempts, 1):
+                    st.markdown(f"**{n}.** " + (f"failed ({attempt.kind}): {attempt.error}" if attempt.error else "ran"))
+                    st.code(attempt.sql or "(no SQL)", language="sql")
+        sql_feedback(index, trace)
     if trace.passages:
         with st.expander(f"Passages used ({len(trace.passages)})"):
             for i, p in enumerate(trace.passages, 1):
@@ -62,11 +88,11 @@ with st.sidebar:
 if "history" not in st.session_state:
     st.session_state.history = []
 
-for question, trace in st.session_state.history:
+for index, (question, trace) in enumerate(st.session_state.history):
     st.chat_message("user").write(question)
     with st.chat_message("assistant"):
         st.write(trace.answer)
-        show_trace(trace)
+        show_trace(index, trace)
 
 if question := st.chat_input("Ask a question…"):
     st.chat_message("user").write(question)
@@ -80,5 +106,5 @@ if question := st.chat_input("Ask a question…"):
             st.error(str(err))
         else:
             st.write(trace.answer)
-            show_trace(trace)
+            show_trace(len(st.session_state.history), trace)
             st.session_state.history.append((question, trace))
