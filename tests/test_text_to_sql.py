@@ -51,10 +51,10 @@ def test_refilling_adds_nothing_and_a_changed_file_replaces_its_entries(knowledg
 
 
 def test_retrieval_groups_tables_descriptions_and_examples(knowledge: SqlKnowledgeBase) -> None:
-    found = knowledge.retrieve("年龄大于40的客户有多少？")
-    assert len(found.tables) == 3 and any("年龄" in d for d in found.descriptions)
-    assert found.examples[0] == ("年龄大于30的客户有哪些？", "SELECT name FROM customers WHERE age > 30")
-    prompt = write_prompt("年龄大于40的客户有多少？", found, "sqlite", 12_000)
+    found = knowledge.retrieve("上海有哪些客户？")
+    assert len(found.tables) == 3 and any("'Shanghai'" in d for d in found.descriptions)
+    assert found.examples[0] == ("北京有哪些客户？", "SELECT name FROM customers WHERE city = 'Beijing'")
+    prompt = write_prompt("上海有哪些客户？", found, "sqlite", 12_000)
     assert prompt.index("### Tables") < prompt.index("### Descriptions") < prompt.index("### Examples") < prompt.index("### Question")
     assert "SQLite has no EXTRACT" in prompt
 
