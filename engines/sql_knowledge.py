@@ -1,7 +1,7 @@
 """The SQL knowledge base (the RAGFlow/Vanna design): per database, what the model needs to write its SQL.
 
 Three kinds of entry in one Milvus collection, told apart by the `type` field: `ddl` (one per table: its
-CREATE TABLE and the values of its low-cardinality text columns), `description` (what tables and
+columns, types and foreign keys, and the values of its low-cardinality text columns), `description` (what tables and
 columns mean: synonyms, business terms) and `qsql` (a question with the SQL that answers it). The schema fills
 it at start-up (again only when the schema changed), a knowledge file named in the sources file extends it,
 and so do corrections from the app. Per question, retrieval by embedding picks the tables, descriptions and
@@ -16,15 +16,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import yaml
+from llama_index.core import SQLDatabase
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores import FilterOperator, MetadataFilter, MetadataFilters, VectorStoreQuery
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from sqlalchemy import MetaData, String, Table, select
-from sqlalchemy.exc import CompileError
-from sqlalchemy.types import NullType
+from sqlalchemy import MetaData, String, Table, func, select
 from sqlalchemy.engine import Engine
-from sqlalchemy.schema import CreateTable
 
 from engines.document_store import embedding_dim, open_vector_store
 from engines.settings import Settings
@@ -78,29 +76,23 @@ def _cell(value: object) -> str:
     return text if len(text) <= MAX_CELL_CHARS else text[: MAX_CELL_CHARS - 1] + "…"
 
 
-def _create_statement(engine: Engine, table: Table) -> str:
-    try:
-        return str(CreateTable(table).compile(dialect=engine.dialect)).strip()
-    except CompileError:  # SQLite allows columns without a declared type, which SQLAlchemy cannot render
-        columns = ", ".join(f"{c.name} {'' if isinstance(c.type, NullType) else c.type}".strip() for c in table.columns)
-        return f"CREATE TABLE {table.name} ({columns})"
+def table_entry(database: SQLDatabase, table: Table) -> str:
+    """LlamaIndex's own table summary (columns with types and comments, foreign keys), then the values of its
+    low-cardinality text columns, so the model writes `'Planned'`, not `'planned'` or `'Under Construction'`.
 
-
-def table_ddl(engine: Engine, metadata: MetaData, name: str) -> str:
-    """CREATE TABLE in the database's dialect, then the values of its low-cardinality text columns.
-
-    Three sample rows per table as well (Rajkumar et al. 2022) made prompts ~40 % longer and slower to read for
-    the 1.5B default without measured gain on dev (README).
+    Tried on dev first: CREATE TABLE statements with three sample rows (Rajkumar et al. 2022) made prompts ~2.5x
+    as long, slower to read, and the 1.5B default joined tables more often (README).
     """
-    table = metadata.tables[name]
-    lines = [_create_statement(engine, table) + ";"]
-    with engine.connect() as conn:
+    lines = [database.get_single_table_info(table.name)]
+    with database.engine.connect() as conn:
+        rows = conn.execute(select(func.count()).select_from(table)).scalar() or 0
         for column in table.columns:
             if not isinstance(column.type, String):
                 continue
             values = conn.execute(select(column).distinct().where(column.is_not(None)).limit(LOW_CARDINALITY + 1)).scalars().all()
-            if 1 < len(values) <= LOW_CARDINALITY:
-                lines.append(f"-- {name}.{column.name} values: {', '.join(repr(_cell(v)) for v in values)}")
+            # Categories repeat (a status, a continent); names in a 15-row table do not, and would only add length.
+            if 1 < len(values) <= min(LOW_CARDINALITY, rows // 2):
+                lines.append(f"Values of {table.name}.{column.name}: {', '.join(repr(_cell(v)) for v in values)}")
     return "\n".join(lines)
 
 
@@ -114,7 +106,8 @@ def schema_entries(engine: Engine) -> list[TextNode]:
     """One `ddl` entry per table; a `description` entry for each table or column comment the database holds."""
     metadata = MetaData()
     metadata.reflect(engine)
-    nodes = [_node("ddl", "schema", table_ddl(engine, metadata, name), table=name) for name in sorted(metadata.tables)]
+    database = SQLDatabase(engine, metadata=metadata)
+    nodes = [_node("ddl", "schema", table_entry(database, table), table=name) for name, table in sorted(metadata.tables.items())]
     for name, table in sorted(metadata.tables.items()):
         comments = [f"{name}: {table.comment}"] if table.comment else []
         comments += [f"{name}.{c.name}: {c.comment}" for c in table.columns if c.comment]

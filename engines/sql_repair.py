@@ -63,8 +63,10 @@ def closest_names(message: str, names: list[str]) -> list[str]:
     if not found:
         return []
     wanted = found.group(1).split(".")[-1].lower()
-    by_lower = {n.split(".")[-1].lower(): n for n in names}
-    return [by_lower[m] for m in difflib.get_close_matches(wanted, list(by_lower), n=3, cutoff=0.6)]
+    short = {n.split(".")[-1].lower() for n in names}
+    close = difflib.get_close_matches(wanted, sorted(short), n=3, cutoff=0.6)
+    # Every table's column of a close name: `name` may be in customers and in products.
+    return [n for m in close for n in names if n.split(".")[-1].lower() == m][:6]
 
 
 def repair_hint(failure: Failure, names: list[str]) -> str:

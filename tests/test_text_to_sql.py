@@ -32,12 +32,13 @@ def knowledge(tmp_path_factory: pytest.TempPathFactory, database: GuardedSQLData
     return open_knowledge_base("shop", database.engine, SHOP_KNOWLEDGE, settings, embed)
 
 
-def test_schema_entries_hold_ddl_rows_and_low_cardinality_values(database: GuardedSQLDatabase) -> None:
+def test_schema_entries_hold_columns_keys_and_category_values(database: GuardedSQLDatabase) -> None:
     ddl = {n.metadata["table"]: n.get_content() for n in schema_entries(database.engine) if n.metadata["type"] == "ddl"}
     assert set(ddl) == {"customers", "orders", "products"}
-    assert "CREATE TABLE products" in ddl["products"] and "Laptop Pro 14" in ddl["products"]
-    assert "products.category values: 'electronics', 'furniture', 'food', 'stationery'" in ddl["products"]
-    assert "REFERENCES customers" in ddl["orders"]
+    assert ddl["products"].startswith("Table 'products' has columns: id (INTEGER), name (TEXT)")
+    assert "Values of products.category: 'electronics', 'furniture', 'food', 'stationery'" in ddl["products"]
+    assert "Laptop Pro 14" not in ddl["products"]  # eight names in eight rows are not categories
+    assert "['customer_id'] -> customers.['id']" in ddl["orders"]
 
 
 def test_refilling_adds_nothing_and_a_changed_file_replaces_its_entries(knowledge: SqlKnowledgeBase, database, tmp_path: Path) -> None:
@@ -85,7 +86,8 @@ def test_bad_knowledge_files_are_clear_errors(tmp_path: Path) -> None:
 def test_errors_are_classified_and_unknown_names_get_the_closest_real_ones() -> None:
     assert classify_error(OperationalError("x", {}, Exception("no such column: T1.nmae"))).kind == "unknown-column"
     assert not classify_error(OperationalError("x", {}, Exception("interrupted"))).fixable
-    assert closest_names("no such column: T1.nmae", ["customers", "customers.name", "customers.age"]) == ["customers.name"]
+    names = ["customers", "customers.name", "customers.age", "products.name"]
+    assert closest_names("no such column: T1.nmae", names) == ["customers.name", "products.name"]
     assert extract_sql("```sql\nSELECT 1;\n```\nThis counts.") == "SELECT 1"
 
 
