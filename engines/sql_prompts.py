@@ -14,19 +14,19 @@ DIALECT_NOTES = {
     "mysql": "YEAR(col) is the year, MONTH(col) the month, CURDATE() today.",
 }
 DIALECT_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "mysql": "MySQL", "mssql": "SQL Server", "duckdb": "DuckDB"}
-# LlamaIndex's text-to-SQL instructions (its default prompt, which measured better on dev than a shorter one
-# with rules about joins: the 1.5B default joined more when told when to join), without its
-# "SQLResult/Answer" format: the answer comes from the real rows, in a separate call.
+# LlamaIndex's text-to-SQL instructions and its "Question: ... SQLQuery: " cue (its default prompt), without
+# its SQLResult/Answer format: the answer comes from the real rows, in a separate call. Measured on dev: asking
+# for a ```sql block instead made the 1.5B default join tables the question did not need (README).
 WRITE_SQL = PromptTemplate(
     "Given an input question, write one syntactically correct {dialect} SELECT query that answers it. "
     "Never query for all the columns of a table, only for the few columns the question asks for. "
     "Pay attention to use only the column names you can see in the tables below, and to which column is in "
     "which table; qualify column names with the table name when needed.\n\n"
-    "{knowledge}### {dialect} dates\n{notes}\n\n### Question\n{question}\n"
+    "{knowledge}### {dialect} dates\n{notes}\n\n{failed}Question: {question}\nSQLQuery: "
 )
-# Appended to the first prompt, so llama.cpp reuses the evaluation of everything before it (a large schema
-# takes tens of seconds to read on 2 cores).
-REPAIR_SQL = PromptTemplate("\n### This query failed\n{sql}\n\n### Error\n{error}\n\nWrite the corrected query.")
+# Placed after everything the first prompt shares with the repair, so llama.cpp reuses that evaluation (a large
+# schema takes tens of seconds to read on 2 cores).
+FAILED_SQL = PromptTemplate("This query failed:\n{sql}\nError: {error}\nWrite a corrected query.\n\n")
 # The stock synthesis prompt (V2 variables) answers Chinese questions in English; this one keeps the language.
 ANSWER_FROM_ROWS = PromptTemplate(
     "Given an input question, answer it in one or two sentences from the SQL query results, "
@@ -60,12 +60,12 @@ def knowledge_block(knowledge: Knowledge, budget_chars: int) -> str:
     return "\n\n".join(parts) + "\n\n"
 
 
-def write_prompt(question: str, knowledge: Knowledge, dialect: str, budget_chars: int) -> str:
+def write_prompt(question: str, knowledge: Knowledge, dialect: str, budget_chars: int, failed: str = "") -> str:
     block = knowledge_block(knowledge, budget_chars)
     notes = DIALECT_NOTES.get(dialect, "the dialect's own date functions")
-    return WRITE_SQL.format(dialect=dialect_name(dialect), notes=notes, knowledge=block, question=question)
+    return WRITE_SQL.format(dialect=dialect_name(dialect), notes=notes, knowledge=block, question=question, failed=failed)
 
 
 def repair_prompt(question: str, knowledge: Knowledge, dialect: str, budget_chars: int, sql: str, error: str) -> str:
-    """The first prompt with the failed query and its error after it."""
-    return write_prompt(question, knowledge, dialect, budget_chars) + REPAIR_SQL.format(sql=sql, error=error)
+    """The first prompt, with the failed query and its error just before the question."""
+    return write_prompt(question, knowledge, dialect, budget_chars, FAILED_SQL.format(sql=sql, error=error))

@@ -17,7 +17,6 @@ from llama_index.core.bridge.pydantic import ConfigDict, Field
 from sqlalchemy import inspect
 
 from engines.language import has_chinese
-from engines.llm import chatml_completion
 from engines.sql import GuardedSQLDatabase
 from engines.sql_guard import SQLRefused
 from engines.sql_knowledge import Knowledge, SqlKnowledgeBase
@@ -26,12 +25,16 @@ from engines.sql_repair import Failure, classify_error, classify_refusal, repair
 from engines.trace import SqlAttempt
 
 FENCE = "```"
+SQL_STOP = ["\n\n", "SQLResult:"]
 NO_RESULT_EN = "I could not get an answer from the database: {error}"
 NO_RESULT_ZH = "无法从数据库得到答案：{error}"
 
 
 def extract_sql(text: str) -> str:
-    """The query inside a ```sql fence if there is one, without a trailing semicolon."""
+    """The query in the model's answer: after a `SQLQuery:` label, before any `SQLResult:`, inside a ```sql fence
+    if it wrote one, without a trailing semicolon."""
+    text = text.split("SQLResult:")[0].strip()
+    text = text[len("SQLQuery:"):] if text.startswith("SQLQuery:") else text
     if FENCE in text:
         inside = text.split(FENCE)[1]
         text = inside[3:] if inside.lower().startswith("sql") else inside
@@ -39,12 +42,8 @@ def extract_sql(text: str) -> str:
 
 
 def write_sql(llm: LLM, prompt: str) -> str:
-    """Ask for SQL only: locally, the answer turn is opened with a ```sql fence and generation stops at its end."""
-    from llama_index.llms.llama_cpp import LlamaCPP
-
-    if isinstance(llm, LlamaCPP):
-        return extract_sql(llm.complete(chatml_completion(prompt) + FENCE + "sql\n", formatted=True, stop=[FENCE]).text)
-    return extract_sql(llm.complete(prompt + "\nAnswer with the SQL only, in a ```sql block.").text)
+    """Ask for SQL only: generation stops at a blank line or where the model would invent a result."""
+    return extract_sql(llm.complete(prompt, stop=SQL_STOP).text)
 
 
 def _since(start: float) -> float:

@@ -56,7 +56,7 @@ def test_retrieval_groups_tables_descriptions_and_examples(knowledge: SqlKnowled
     assert len(found.tables) == 3 and any("'Shanghai'" in d for d in found.descriptions)
     assert found.examples[0] == ("北京有哪些客户？", "SELECT name FROM customers WHERE city = 'Beijing'")
     prompt = write_prompt("上海有哪些客户？", found, "sqlite", 12_000)
-    assert prompt.index("### Tables") < prompt.index("### Descriptions") < prompt.index("### Examples") < prompt.index("### Question")
+    assert prompt.index("### Tables") < prompt.index("### Descriptions") < prompt.index("### Examples") < prompt.index("SQLQuery: ")
     assert "SQLite has no EXTRACT" in prompt
 
 
