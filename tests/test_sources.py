@@ -38,6 +38,13 @@ def test_missing_path_is_named(tmp_path: Path) -> None:
         load_sources(path)
 
 
+def test_missing_knowledge_file_is_named(tmp_path: Path) -> None:
+    db = DATA_DIR / "demo" / "shop.sqlite"
+    path = _write(tmp_path, f"sources:\n  - name: shop\n    kind: sql\n    path: '{db}'\n    knowledge: terms.yaml\n")
+    with pytest.raises(SourcesError, match="source 'shop': knowledge .*terms.yaml does not exist"):
+        load_sources(path)
+
+
 def test_duplicate_names_and_bad_yaml_are_refused(tmp_path: Path) -> None:
     twice = "sources:\n  - {name: web, kind: web}\n  - {name: web, kind: web}\n"
     with pytest.raises(SourcesError, match="repeated: web"):
