@@ -28,9 +28,6 @@ from engines.document_store import embedding_dim, open_vector_store
 from engines.settings import Settings
 from tools.sources import SourcesError
 
-KINDS = ("ddl", "description", "qsql")
-# Entries rebuilt from their origin (the schema, the knowledge file) on change; "user" entries are only added.
-REBUILT_ORIGINS = ("schema", "file")
 MAX_CELL_CHARS = 40
 # A text column with at most this many distinct values is listed with its values (e.g. 年龄段, status, continent).
 LOW_CARDINALITY = 20

@@ -13,7 +13,7 @@ import time
 from llama_index.core.base.response.schema import Response
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import CustomQueryEngine
-from llama_index.core.bridge.pydantic import ConfigDict, Field
+from llama_index.core.bridge.pydantic import ConfigDict
 from sqlalchemy import inspect
 
 from engines.language import has_chinese
@@ -64,7 +64,6 @@ class TextToSQLQueryEngine(CustomQueryEngine):
     write_answer: bool = True  # False: rows and SQL only (the SQL suite scores only the SQL)
     max_attempts: int = 3
     schema_budget_chars: int = 12_000
-    names: list[str] = Field(default_factory=list)
 
     def custom_query(self, query_str: str) -> Response:
         start = time.perf_counter()
@@ -102,7 +101,7 @@ class TextToSQLQueryEngine(CustomQueryEngine):
                 return attempts, rows
             if not failure.fixable:
                 break
-            hint = repair_hint(failure, self.names or schema_names(self.database))
+            hint = repair_hint(failure, schema_names(self.database))
             prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, sql, hint)
         return attempts, {}
 
