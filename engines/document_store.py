@@ -17,6 +17,7 @@ from llama_index.core.storage.docstore import SimpleDocumentStore
 from llama_index.vector_stores.milvus import MilvusVectorStore
 from llama_index.vector_stores.milvus.utils import BM25BuiltInFunction
 
+from engines.coverage_probe import forget_probe_copy
 from engines.settings import Settings
 from tools.sources import DocumentsSource
 
@@ -66,6 +67,11 @@ def _locked_elsewhere(data_dir: Path) -> bool:
     return False
 
 
+def is_lite(uri: str) -> bool:
+    """A Milvus Lite file path, as opposed to a server URI (http://, https://, tcp://)."""
+    return "://" not in uri
+
+
 def open_vector_store(settings: Settings, source_name: str, dim: int, hybrid: bool = True) -> MilvusVectorStore:
     """Open (or create) the source's collection; a Milvus Lite file in use elsewhere becomes a clear error.
 
@@ -78,7 +84,7 @@ def open_vector_store(settings: Settings, source_name: str, dim: int, hybrid: bo
         "hybrid_ranker_params": {"k": 60},
     }
     uri = settings.milvus_uri
-    if "://" not in uri:
+    if is_lite(uri):
         Path(uri).parent.mkdir(parents=True, exist_ok=True)
     try:
         store = MilvusVectorStore(
@@ -89,10 +95,10 @@ def open_vector_store(settings: Settings, source_name: str, dim: int, hybrid: bo
             overwrite=False,
             similarity_metric="IP",
             **(sparse if hybrid else {}),
-            **({} if "://" in uri else {"grpc_options": LITE_GRPC_OPTIONS}),
+            **({"grpc_options": LITE_GRPC_OPTIONS} if is_lite(uri) else {}),
         )
     except Exception as err:  # pymilvus reports a locked Lite file only as "Open local milvus failed"
-        if "://" not in uri and _locked_elsewhere(Path(uri)):
+        if is_lite(uri) and _locked_elsewhere(Path(uri)):
             raise StoreLockedError(
                 f"The Milvus Lite data folder {uri} is in use by another process (a running `ragrouter ui`, `ingest` "
                 "or `ask`?). Stop that process, or point RAGROUTER_MILVUS_URI at another file or a Milvus server."
@@ -209,6 +215,7 @@ def ingest_documents(
 ) -> int:
     """Upsert documents: unchanged ones (same id and hash) add nothing; changed ones replace their old chunks."""
     store = open_vector_store(settings, source.name, embedding_dim(embed_model))
+    forget_probe_copy(settings.state_dir, source.name)
     path = docstore_path(settings, source.name)
     path.parent.mkdir(parents=True, exist_ok=True)
     docstore = SimpleDocumentStore.from_persist_path(str(path)) if path.exists() else SimpleDocumentStore()
@@ -232,15 +239,3 @@ def ingest_documents(
 def open_index(source: DocumentsSource, settings: Settings, embed_model: BaseEmbedding) -> VectorStoreIndex:
     store = open_vector_store(settings, source.name, embedding_dim(embed_model))
     return VectorStoreIndex.from_vector_store(store, embed_model=embed_model)
-
-
-def nearest_chunk_probe(store: MilvusVectorStore) -> Callable[[list[float]], float]:
-    """Cosine of the stored chunk nearest to a query vector: how well this collection covers a question."""
-
-    def probe(vector: list[float]) -> float:
-        hits = store.client.search(
-            store.collection_name, data=[vector], anns_field=store.embedding_field, limit=1, output_fields=["id"]
-        )
-        return float(hits[0][0]["distance"]) if hits and hits[0] else 0.0
-
-    return probe

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 from llama_index.core.base.base_selector import BaseSelector, SelectorResult, SingleSelection
@@ -19,11 +19,8 @@ from llama_index.core.schema import QueryBundle
 from llama_index.core.selectors import LLMSingleSelector
 from llama_index.core.tools.types import ToolMetadata
 
+from engines.coverage_probe import Probe
 from engines.language import has_chinese
-
-
-# Given a normalised query embedding, the cosine of the nearest item a source holds.
-Probe = Callable[[list[float]], float]
 
 
 def _since(start: float) -> float:

@@ -9,9 +9,9 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.tools import QueryEngineTool
 
-from engines.document_store import docstore_path, nearest_chunk_probe, open_index
+from engines.coverage_probe import Probe, coverage_probe, probe_copy_path
+from engines.document_store import docstore_path, is_lite, open_index
 from engines.documents import build_documents_engine
-from engines.selectors import Probe
 from engines.settings import Settings
 from engines.sql import GuardedSQLDatabase, open_engine, schema_summary
 from engines.sql_knowledge import SqlKnowledgeBase, open_knowledge_base
@@ -41,7 +41,8 @@ def _documents_tool(source: DocumentsSource, settings: Settings, llm: LLM, embed
     engine = build_documents_engine(index, settings, llm, embed, source.language)
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=description)
     profile = [description, *clauses(source.description), *entry["samples"]]
-    return SourceTool(source, tool, profile, probe=nearest_chunk_probe(index.vector_store), index=index)
+    probe = coverage_probe(index.vector_store, is_lite(settings.milvus_uri), probe_copy_path(settings.state_dir, source.name))
+    return SourceTool(source, tool, profile, probe=probe, index=index)
 
 
 def _sql_profile(source: SqlSource, database: GuardedSQLDatabase) -> list[str]:
