@@ -15,6 +15,7 @@ from llama_index.core.schema import NodeWithScore
 
 from engines.embeddings import build_embedding
 from engines.llm import build_llm
+from engines.schema_match import SchemaLinker
 from engines.selectors import Floor, LLMWithFallbackSelector, ProfileEmbeddingSelector, ScoredSelection
 from engines.settings import Settings
 from engines.trace import Candidate, Passage, RouteRecord, SqlAttempt, Trace
@@ -55,6 +56,11 @@ class RagRouter:
             {t.source.name: t.probe for t in self.tools if t.probe},
             settings.probe_margin,
             {t.source.name: Floor(settings.web_floor, settings.web_floor_zh) for t in self.tools if t.source.kind == "web"},
+            SchemaLinker(
+                {t.source.name: t.vocabulary for t in self.tools if t.vocabulary},
+                settings.schema_term_weight,
+                settings.schema_value_bonus,
+            ),
         )
         self.selector = self.embedding_selector if settings.selector == "embedding" else LLMWithFallbackSelector(self.llm, self.embedding_selector)
         self.engine = RouterQueryEngine(selector=self.selector, query_engine_tools=[t.tool for t in self.tools], llm=self.llm)

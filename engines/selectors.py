@@ -21,6 +21,7 @@ from llama_index.core.tools.types import ToolMetadata
 
 from engines.coverage_probe import Probe
 from engines.language import has_chinese
+from engines.schema_match import SchemaLinker
 
 
 def _since(start: float) -> float:
@@ -53,7 +54,8 @@ class ProfileEmbeddingSelector(BaseSelector):
     """Scores a source by the best cosine between the question and the source's profile texts.
 
     A profile is the description plus what the source holds (table signatures, sample passages), embedded
-    once at start-up; the stock EmbeddingSingleSelector re-embeds every description on every call. A probe,
+    once at start-up; the stock EmbeddingSingleSelector re-embeds every description on every call. A linker,
+    where there are SQL sources, re-ranks them by the schema words and stored values the question names. A probe,
     where a source has one, scores the question against the source's own contents (the nearest stored chunk),
     and the source takes the better of the two. A floor, where a source has one, is the score it gets when
     nothing matches better: the web answers what no local source comes close to.
@@ -66,12 +68,14 @@ class ProfileEmbeddingSelector(BaseSelector):
         probes: dict[str, Probe] | None = None,
         probe_margin: float = 0.05,
         floors: dict[str, Floor] | None = None,
+        linker: SchemaLinker | None = None,
     ) -> None:
         self._embed_model = embed_model
         self._profiles = {name: self._embed(texts) for name, texts in profiles.items()}
         self._probes = probes or {}
         self._probe_margin = probe_margin
         self._floors = floors or {}
+        self._linker = linker
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         vectors = np.asarray(self._embed_model.get_text_embedding_batch(texts), dtype=np.float32)
@@ -90,6 +94,9 @@ class ProfileEmbeddingSelector(BaseSelector):
         # A nearest chunk must beat the profile by the margin: news questions find loosely related chunks in any
         # large collection (tuned on dev questions: 0 -> 73.9 % routed right, 0.05 -> 91.9 %, no probe 83.7 %; README).
         scores = [max(s, nearest[c.name] - self._probe_margin) if c.name in nearest else s for s, c in zip(scores, choices)]
+        if self._linker:
+            linked = self._linker.adjust(query.query_str, {c.name: s for s, c in zip(scores, choices)})
+            scores = [linked.get(c.name, s) for s, c in zip(scores, choices)]
         floors = {name: floor.for_question(query.query_str) for name, floor in self._floors.items()}
         return [max(s, floors.get(c.name, s)) for s, c in zip(scores, choices)]
 
@@ -104,6 +111,9 @@ class ProfileEmbeddingSelector(BaseSelector):
         reason = f"'{choices[best].name}' matched the question best (cosine {scores[best]:.3f} against its description and contents)"
         if self._floored(choices[best], scores[best], query):
             reason = f"no source matched the question at cosine {scores[best]:.3f} or better, so '{choices[best].name}' answers it"
+        named = self._linker.named_values(query.query_str).get(choices[best].name) if self._linker else None
+        if named:
+            reason += f"; the question names {', '.join(repr(v) for v in sorted(named))}, stored in this database"
         return ScoredSelection(
             selections=[SingleSelection(index=best, reason=reason)],
             scores=scores,

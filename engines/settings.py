@@ -67,6 +67,10 @@ class Settings(BaseSettings):
     # re-tune with `ragrouter eval router --split dev` after changing it.
     web_floor: float = 0.795
     web_floor_zh: float = 0.84
+    # Schema linking among SQL sources (engines/schema_match.py; tuned on Spider dev, README): the weight of the
+    # share of a question's words that are a database's table/column words, and the bonus for naming a stored value.
+    schema_term_weight: float = 0.03
+    schema_value_bonus: float = 0.02
     max_question_chars: int = 2000
 
     sources_file: Path = DATA_DIR / "sources.yaml"

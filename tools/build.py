@@ -12,12 +12,13 @@ from llama_index.core.tools import QueryEngineTool
 from engines.coverage_probe import Probe, coverage_probe, probe_copy_path
 from engines.document_store import docstore_path, is_lite, open_index
 from engines.documents import build_documents_engine
+from engines.schema_match import SchemaVocabulary, schema_vocabulary
 from engines.settings import Settings
 from engines.sql import GuardedSQLDatabase, open_engine, schema_summary
 from engines.sql_knowledge import SqlKnowledgeBase, open_knowledge_base
 from engines.text_to_sql import TextToSQLQueryEngine
 from engines.web import WebQueryEngine
-from tools.descriptions import WEB_DESCRIPTION, WEB_PROFILE, DescriptionCache, clauses, describe_database, table_profile
+from tools.descriptions import WEB_DESCRIPTION, WEB_PROFILE, DescriptionCache, clauses, describe_database, table_profile, table_words
 from tools.sources import DocumentsSource, Source, SourcesError, SqlSource, WebSource
 
 
@@ -28,6 +29,7 @@ class SourceTool:
     profile: list[str]
     database: GuardedSQLDatabase | None = None
     knowledge: SqlKnowledgeBase | None = None
+    vocabulary: SchemaVocabulary | None = None
     probe: Probe | None = None
     index: VectorStoreIndex | None = None
 
@@ -46,9 +48,10 @@ def _documents_tool(source: DocumentsSource, settings: Settings, llm: LLM, embed
 
 
 def _sql_profile(source: SqlSource, database: GuardedSQLDatabase) -> list[str]:
-    """The description (given, or derived from the schema) followed by one text per table."""
+    """The description (given, or derived from the schema) followed by two texts per table: as named, and in words."""
     tables = schema_summary(database)
-    return [source.description or describe_database(source.name, tables), *clauses(source.description), *table_profile(tables)]
+    description = source.description or describe_database(source.name, tables)
+    return [description, *clauses(source.description), *table_profile(tables), *table_words(tables)]
 
 
 def _sql_tool(source: SqlSource, settings: Settings, llm: LLM, embed: BaseEmbedding) -> SourceTool:
@@ -57,7 +60,7 @@ def _sql_tool(source: SqlSource, settings: Settings, llm: LLM, embed: BaseEmbedd
     engine = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=llm, max_attempts=settings.sql_max_attempts)
     profile = _sql_profile(source, database)
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=profile[0])
-    return SourceTool(source, tool, profile, database, knowledge)
+    return SourceTool(source, tool, profile, database, knowledge, schema_vocabulary(database.engine))
 
 
 def _web_profile(source: WebSource) -> list[str]:

@@ -11,6 +11,7 @@ from typing import Callable
 from llama_index.core import Document
 from llama_index.core.llms import LLM
 
+from engines.schema_match import split_name
 from tools.sources import DocumentsSource
 
 WEB_DESCRIPTION = (
@@ -100,6 +101,16 @@ def clauses(description: str | None) -> list[str]:
 def table_profile(tables: list[str]) -> list[str]:
     """Each table signature in words (`customers(id, name)` -> `customers: id, name`) for embedding."""
     return [t.replace("(", ": ").rstrip(")").replace("_", " ") for t in tables]
+
+
+def table_words(tables: list[str]) -> list[str]:
+    """Each table signature as plain lowercase words (`country(SurfaceArea)` -> `country: surface area`).
+
+    Beside `table_profile`, not instead of it: together they routed 95.9 % of Spider dev questions right, the
+    signatures alone 95.1 %, the words alone 95.3 % (README).
+    """
+    signatures = (t.rstrip(")").split("(", 1) for t in tables)
+    return [f"{split_name(name)}: {', '.join(split_name(c) for c in columns.split(', '))}" for name, columns in signatures]
 
 
 def cache_documents_profile(source: DocumentsSource, documents: list[Document], llm: Callable[[], LLM], cache: DescriptionCache) -> dict:

@@ -1,0 +1,123 @@
+"""Schema linking for the router: which SQL source's tables, columns and stored values a question names.
+
+Embeddings alone confuse databases with overlapping subjects (Spider's `concert_singer` and `singer`, `pets_1`
+and `dog_kennels`) and miss questions whose only clue is a stored value ("flights from Aberdeen"). Text-to-SQL
+systems link questions to schemas by exact words and values (BRIDGE, RAT-SQL); these are the two signals here.
+No library does this for a router, so it is written out: NLTK (a LlamaIndex dependency) stems and supplies the
+stopwords, SQLAlchemy reads the schema and the values.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from llama_index.core.utils import globals_helper
+from nltk.stem import PorterStemmer
+from sqlalchemy import Engine, MetaData, String, select
+
+MAX_VALUES_PER_COLUMN = 20_000
+VALUE_CHARS = (3, 60)
+MAX_GRAM = 4
+_WORD = re.compile(r"[A-Za-z0-9][\w'&.-]*")
+_STEMMER = PorterStemmer()
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return _STEMMER.stem(word)
+
+
+def split_name(name: str) -> str:
+    """`SurfaceArea` / `surface_area` -> `surface area`: schema names as the words a question would use."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", name).replace("_", " ").lower()
+
+
+def terms(text: str) -> set[str]:
+    """Stemmed content words of English text (Chinese passes through unmatched: it has no schema words here)."""
+    return {_stem(w) for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 1 and w not in globals_helper.stopwords}
+
+
+def _value(text: str) -> str:
+    return " ".join(text.split()).lower().strip(".'")
+
+
+def named_phrases(question: str) -> set[str]:
+    """Phrases of 1-4 words that contain a capitalised word past the first: the names a question mentions."""
+    words = _WORD.findall(question)
+    phrases = set()
+    for start in range(len(words)):
+        for gram in (words[start : start + n] for n in range(1, MAX_GRAM + 1) if start + n <= len(words)):
+            named = any(w[0].isupper() for i, w in enumerate(gram) if start + i > 0)
+            if named and not all(w.lower() in globals_helper.stopwords for w in gram):
+                phrases.add(_value(" ".join(gram)))
+    return {p for p in phrases if len(p) >= VALUE_CHARS[0] + 1}
+
+
+@dataclass(frozen=True)
+class SchemaVocabulary:
+    terms: frozenset[str]
+    values: frozenset[str]
+
+
+def schema_vocabulary(engine: Engine) -> SchemaVocabulary:
+    """Stemmed words of every table and column name, and the distinct short text values the database holds."""
+    metadata = MetaData()
+    metadata.reflect(engine)
+    words: set[str] = set()
+    values: set[str] = set()
+    with engine.connect() as conn:
+        for table in metadata.tables.values():
+            words |= terms(split_name(table.name))
+            for column in table.columns:
+                words |= terms(split_name(column.name))
+                if isinstance(column.type, String):
+                    found = conn.execute(select(column).distinct().where(column.is_not(None)).limit(MAX_VALUES_PER_COLUMN)).scalars()
+                    values |= {v for v in map(_value, map(str, found)) if VALUE_CHARS[0] <= len(v) <= VALUE_CHARS[1]}
+    return SchemaVocabulary(frozenset(words), frozenset(values))
+
+
+class SchemaLinker:
+    """Re-ranks SQL sources by the schema words and stored values a question names.
+
+    A value the question names (a capitalised phrase found in the database) adds `value_bonus` to that source.
+    Schema words re-rank the SQL sources among themselves only: each gets `term_weight` times the IDF-weighted
+    share of the question's words that are its table or column words, and then all SQL scores are shifted so
+    the best SQL score is what it was. Words like "name" or "id" are in every schema and weigh little, and
+    shared words cannot pull a documents or web question into a database (tuned on Spider dev, README).
+    """
+
+    def __init__(self, vocabularies: dict[str, SchemaVocabulary], term_weight: float, value_bonus: float) -> None:
+        self._vocabularies = vocabularies
+        counts: dict[str, int] = {}
+        for vocabulary in vocabularies.values():
+            for term in vocabulary.terms:
+                counts[term] = counts.get(term, 0) + 1
+        self._idf = {t: math.log(1 + len(vocabularies) / n) for t, n in counts.items()}
+        self._term_weight = term_weight
+        self._value_bonus = value_bonus
+
+    def term_shares(self, question: str) -> dict[str, float]:
+        words = terms(question)
+        total = sum(self._idf.get(w, 0.0) for w in words)
+        if not total:
+            return {name: 0.0 for name in self._vocabularies}
+        return {name: sum(self._idf[w] for w in words & v.terms) / total for name, v in self._vocabularies.items()}
+
+    def named_values(self, question: str) -> dict[str, set[str]]:
+        phrases = named_phrases(question)
+        return {name: phrases & v.values for name, v in self._vocabularies.items()}
+
+    def adjust(self, question: str, scores: dict[str, float]) -> dict[str, float]:
+        """New scores for the SQL sources among `scores`; other sources are left out of the result."""
+        linked = [name for name in scores if name in self._vocabularies]
+        if not linked:
+            return {}
+        values = self.named_values(question)
+        shares = self.term_shares(question)
+        plain = {n: scores[n] + (self._value_bonus if values[n] else 0.0) for n in linked}
+        boosted = {n: plain[n] + self._term_weight * shares[n] for n in linked}
+        shift = max(boosted.values()) - max(plain.values())
+        return {n: boosted[n] - shift for n in linked}
