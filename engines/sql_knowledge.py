@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import yaml
 from llama_index.core import SQLDatabase
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -31,6 +32,9 @@ from tools.sources import SourcesError
 MAX_CELL_CHARS = 40
 # A text column with at most this many distinct values is listed with its values (e.g. 年龄段, status, continent).
 LOW_CARDINALITY = 20
+# What the router's probe compares a question with: the questions users asked of this database and its business
+# terms; not the tables, whose long texts match any question loosely (the table signatures are in the profile).
+COVERAGE_KINDS = ("qsql", "description")
 
 
 class KnowledgeFileError(SourcesError):
@@ -135,6 +139,7 @@ class SqlKnowledgeBase:
         self._embed = embed
         self.store = open_vector_store(settings, f"sqlkb_{source_name}", embedding_dim(embed), hybrid=False)
         self._top = {"description": top_descriptions, "qsql": top_examples}
+        self._coverage: np.ndarray | None = None
 
     def _stored_ids(self, origin: str) -> set[str]:
         rows = self.store.client.query(self.store.collection_name, filter=f'origin == "{origin}"', output_fields=["id"])
@@ -145,6 +150,7 @@ class SqlKnowledgeBase:
         for node, vector in zip(nodes, vectors):
             node.embedding = vector
         self.store.add(nodes)
+        self._coverage = None
 
     def sync(self, origin: str, nodes: list[TextNode]) -> int:
         """Make the entries of `origin` exactly `nodes`: add the new ones, delete the gone ones; returns how many were added."""
@@ -153,6 +159,7 @@ class SqlKnowledgeBase:
         gone = sorted(stored - wanted.keys())
         if gone:
             self.store.client.delete(self.store.collection_name, ids=gone)
+            self._coverage = None
         new = [n for ident, n in wanted.items() if ident not in stored]
         if new:
             self._add(new)
@@ -161,6 +168,21 @@ class SqlKnowledgeBase:
     def add_example(self, question: str, sql: str, origin: str = "user") -> None:
         """Store a question -> SQL example (from the app's "this SQL is right" / "correct it"), with time and origin."""
         self._add([example_node(question, sql, origin)])
+
+    def coverage(self, vector: list[float]) -> float:
+        """Cosine of the stored example question or description nearest to a query vector (0 when there is none).
+
+        The router's probe for this database: a question like one a user confirmed routes here. The vectors are
+        few (examples and terms, not rows), so they are held in memory and re-read after every change.
+        """
+        if self._coverage is None:
+            kinds = ", ".join(f'"{k}"' for k in COVERAGE_KINDS)
+            field = self.store.embedding_field
+            rows = self.store.client.query(self.store.collection_name, filter=f"type in [{kinds}]", output_fields=[field])
+            self._coverage = np.asarray([row[field] for row in rows], dtype=np.float32)
+        if not len(self._coverage):
+            return 0.0
+        return float(np.max(self._coverage @ np.asarray(vector, dtype=np.float32)))
 
     def _search(self, vector: list[float], kind: str, top_k: int) -> list[TextNode]:
         query = VectorStoreQuery(query_embedding=vector, similarity_top_k=top_k, filters=_kind_filter(kind))

@@ -65,6 +65,15 @@ def test_an_example_added_from_the_app_is_used(knowledge: SqlKnowledgeBase) -> N
     assert knowledge.retrieve("Which city has the most customers?").examples[0][1].startswith("SELECT city FROM customers")
 
 
+def test_coverage_follows_examples_and_an_empty_base_covers_nothing(knowledge: SqlKnowledgeBase, database, embed, tmp_path: Path) -> None:
+    question = "Which product category has the lowest average price?"
+    before = knowledge.coverage(embed.get_query_embedding(question))
+    knowledge.add_example(question, "SELECT category FROM products GROUP BY category ORDER BY AVG(price) LIMIT 1")
+    assert before < 0.95 < knowledge.coverage(embed.get_query_embedding(question))  # the new example counts at once
+    empty = open_knowledge_base("bare", database.engine, None, make_settings(tmp_path), embed)
+    assert empty.coverage(embed.get_query_embedding(question)) == 0.0  # tables alone are not coverage
+
+
 def test_the_schema_budget_keeps_the_most_relevant_tables_in_a_fixed_order() -> None:
     found = Knowledge(tables=["CREATE TABLE orders (x)", "CREATE TABLE customers (y)", "CREATE TABLE products (z)"])
     assert knowledge_block(found, 10_000).index("customers") < knowledge_block(found, 10_000).index("orders")

@@ -60,7 +60,7 @@ def _sql_tool(source: SqlSource, settings: Settings, llm: LLM, embed: BaseEmbedd
     engine = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=llm, max_attempts=settings.sql_max_attempts)
     profile = _sql_profile(source, database)
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=profile[0])
-    return SourceTool(source, tool, profile, database, knowledge, schema_vocabulary(database.engine))
+    return SourceTool(source, tool, profile, database, knowledge, schema_vocabulary(database.engine), probe=knowledge.coverage)
 
 
 def _web_profile(source: WebSource) -> list[str]:

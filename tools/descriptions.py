@@ -95,7 +95,17 @@ def clauses(description: str | None) -> list[str]:
     scored the shop 0.840 against the web's 0.853); its Chinese clause alone scores 0.873. Generated
     descriptions are one sentence per source and are not split.
     """
-    return [c.strip() for c in _CLAUSE_BREAK.split(description or "") if len(c.strip()) > 3]
+    text = description or ""
+    # Only breaks outside brackets: "(quantity, order date / 订单、数量、下单日期)" is one clause, not two halves
+    # (the half "订单、数量、下单日期)." scored 0.863 for "年假有多少天？" and took it from the handbook).
+    cuts = [m for m in _CLAUSE_BREAK.finditer(text) if _bracket_depth(text[: m.start()]) == 0]
+    starts = [0] + [m.end() for m in cuts]
+    ends = [m.start() for m in cuts] + [len(text)]
+    return [text[a:b].strip() for a, b in zip(starts, ends) if len(text[a:b].strip()) > 3]
+
+
+def _bracket_depth(text: str) -> int:
+    return sum(text.count(c) for c in "(（[") - sum(text.count(c) for c in ")）]")
 
 
 def table_profile(tables: list[str]) -> list[str]:
