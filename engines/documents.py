@@ -8,9 +8,11 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.indices.base import BaseIndex
 from llama_index.core.llms import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
-from llama_index.core.query_engine import CitationQueryEngine
+from llama_index.core.query_engine import BaseQueryEngine, CitationQueryEngine
 
 from engines.compression import SafeSentenceOptimizer
+from engines.crag import CorrectiveQueryEngine, CorrectiveRAG
+from engines.output_guard import OutputGuard
 from engines.prompts import CITATION_QA, CITATION_REFINE
 from engines.settings import Settings
 
@@ -46,9 +48,13 @@ def build_answer_engine(
 
 
 def build_documents_engine(
-    index: VectorStoreIndex, settings: Settings, llm: LLM, embed_model: BaseEmbedding, language: str
-) -> CitationQueryEngine:
+    index: VectorStoreIndex, settings: Settings, llm: LLM, embed_model: BaseEmbedding, language: str, guard: OutputGuard
+) -> BaseQueryEngine:
+    """The plain path, or (the default) the plain path's pieces inside the Corrective RAG workflow."""
     rerank = uses_rerank(settings, language)
     retrieve_k = settings.top_k if rerank else settings.answer_top_n
     retriever = index.as_retriever(similarity_top_k=retrieve_k, vector_store_query_mode="hybrid")
-    return build_answer_engine(index, retriever, settings, llm, embed_model, rerank)
+    engine = build_answer_engine(index, retriever, settings, llm, embed_model, rerank)
+    if not settings.crag:
+        return engine
+    return CorrectiveQueryEngine(workflow=CorrectiveRAG(engine, llm, settings, guard))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-from llama_index.core.base.llms.types import ChatMessage, CompletionResponse
+import numpy as np
+
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse, CompletionResponse, LogProb
 from llama_index.core.llms import LLM
-from llama_index.core.llms.callbacks import llm_completion_callback
+from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
 
 from engines.model_files import require_model
 from engines.settings import Settings
@@ -28,19 +30,46 @@ def chatml_completion(completion: str) -> str:
     return chatml_messages([ChatMessage(role="user", content=completion)])
 
 
+def _recorder(model: Any, steps: list[list[LogProb]], top: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """A llama.cpp logits processor that records each generated token's `top` alternatives, leaving the logits as
+    they are. llama.cpp's own `logprobs` needs `logits_all=True`, which keeps logits for every prompt token
+    (8,192 x 151,936 floats: 5 GB)."""
+
+    def record(input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        shifted = scores - scores.max()
+        logprobs = shifted - np.log(np.exp(shifted).sum())
+        best = np.argpartition(-logprobs, top)[:top]
+        tokens = [model.detokenize([int(t)]).decode("utf-8", errors="ignore") for t in best]
+        steps.append([LogProb(token=t, logprob=float(logprobs[i])) for t, i in zip(tokens, best)])
+        return scores
+
+    return record
+
+
 def _local_llm(settings: Settings) -> LLM:
+    from llama_cpp import LogitsProcessorList
     from llama_index.llms.llama_cpp import LlamaCPP
 
     class LlamaCPPWithStops(LlamaCPP):
-        """LlamaCPP whose complete() honours a per-call `stop`; the stock one drops its keyword arguments."""
+        """LlamaCPP whose complete() and chat() honour a per-call `stop`, `max_tokens` and `logprobs` (the number of
+        alternatives per token); the stock ones drop their keyword arguments, and chat() drops the log-probabilities."""
 
         @llm_completion_callback()
         def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
             if not formatted:
                 prompt = self.completion_to_prompt(prompt)
             stop = [*self.generate_kwargs.get("stop", []), *kwargs.get("stop", [])]
-            response = self._model(prompt=prompt, **{**self.generate_kwargs, "stream": False, "stop": stop})
-            return CompletionResponse(text=response["choices"][0]["text"], raw=response)
+            steps: list[list[LogProb]] = []
+            extra = {"max_tokens": kwargs["max_tokens"]} if kwargs.get("max_tokens") else {}
+            if kwargs.get("logprobs"):
+                extra["logits_processor"] = LogitsProcessorList([_recorder(self._model, steps, kwargs["logprobs"])])
+            response = self._model(prompt=prompt, **{**self.generate_kwargs, "stream": False, "stop": stop, **extra})
+            return CompletionResponse(text=response["choices"][0]["text"], raw=response, logprobs=steps or None)
+
+        @llm_chat_callback()
+        def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+            completion = self.complete(self.messages_to_prompt(messages), formatted=True, **kwargs)
+            return ChatResponse(message=ChatMessage(role="assistant", content=completion.text), raw=completion.raw, logprobs=completion.logprobs)
 
     return LlamaCPPWithStops(
         model_path=str(require_model(settings.model_path)),

@@ -13,12 +13,13 @@ from llama_index.core.llms import LLM
 from llama_index.core.query_engine import RouterQueryEngine
 from llama_index.core.schema import NodeWithScore
 
+from engines.declines import declines
 from engines.embeddings import build_embedding
 from engines.llm import build_llm
 from engines.schema_match import SchemaLinker
 from engines.selectors import Floor, LLMWithFallbackSelector, ProfileEmbeddingSelector, ScoredSelection
 from engines.settings import Settings
-from engines.trace import Candidate, Passage, RouteRecord, SqlAttempt, Trace
+from engines.trace import Candidate, CragRecord, Passage, RouteRecord, SqlAttempt, Trace
 from tools.build import SourceTool, build_tools
 from tools.sources import SourcesError, load_sources
 
@@ -110,6 +111,9 @@ class RagRouter:
         trace.web_unavailable = bool(metadata.get("web_unavailable"))
         if trace.web_unavailable:
             trace.notes.append(metadata.get("web_error", "web search unavailable"))
+        if metadata.get("crag"):
+            trace.crag = CragRecord(**metadata["crag"])
+        trace.declined = bool(metadata.get("declined", declines(trace.answer)))
         if chosen.database is None:  # on the SQL path the rows are what was used, not a passage
             trace.passages = [_passage(chosen.source.name, n) for n in response.source_nodes]
 
@@ -119,4 +123,5 @@ def _passage(source: str, node: NodeWithScore) -> Passage:
     ident = meta.get("file_name") or meta.get("doc_id") or meta.get("url") or node.node.ref_doc_id or node.node.node_id
     # CitationQueryEngine prefixes each chunk with "Source N:"; the passage's place in the list already says N.
     text = CITATION_PREFIX.sub("", node.node.get_content()).strip()
-    return Passage(source=source, id=str(ident), score=node.score, text=text, url=meta.get("url"))
+    # A page the documents path fetched from the web (Corrective RAG's fallback) is the web's, not the collection's.
+    return Passage(source="web" if meta.get("url") else source, id=str(ident), score=node.score, text=text, url=meta.get("url"))

@@ -43,6 +43,16 @@ class Settings(BaseSettings):
     rerank_model: str = "minilm"
     compress: bool = True
     compress_percentile_cutoff: float = 0.5
+    # Corrective RAG on the documents path (engines/crag.py): retrieval confidence 0-10, >= upper answers,
+    # lower..upper rewrites the question (at most crag_max_rewrites times), < lower goes to the web. Off by
+    # default until it measures better than the plain path: on the 30 dev answers questions it declined more
+    # unanswerable ones (30 vs 20 %) but also more answerable ones (35 vs 15 %), answered fewer right (55 vs 60 %)
+    # and took 3.4x as long (median 16.0 vs 4.7 s; README).
+    crag: bool = False
+    crag_lower: float = 3.0
+    crag_upper: float = 7.0
+    crag_max_rewrites: int = 2
+    output_guard_file: Path = DATA_DIR / "output-guard.yaml"
 
     # SQL: rows returned at most when the model's query has no LIMIT, the time budget of one query, and how many
     # queries the model may write for one question (the first, then repairs of fixable errors).

@@ -41,6 +41,18 @@ class SqlAttempt(BaseModel):
     ms: float = 0.0
 
 
+class CragRecord(BaseModel):
+    """The documents path's corrective steps: retrieval confidence (0-10) and band, the actions taken in order,
+    the answer's verification label, and each step's details and time."""
+
+    confidence: float
+    band: str
+    actions: list[str]
+    verification: str | None = None
+    steps: list[dict[str, Any]] = Field(default_factory=list)
+    llm_calls: int = 0
+
+
 class Trace(BaseModel):
     question: str
     route: RouteRecord | None = None
@@ -52,5 +64,7 @@ class Trace(BaseModel):
     passages: list[Passage] = Field(default_factory=list)
     timings_ms: dict[str, float] = Field(default_factory=dict)
     web_unavailable: bool = False
+    crag: CragRecord | None = None
+    declined: bool = False
     notes: list[str] = Field(default_factory=list)
 

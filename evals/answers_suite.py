@@ -11,18 +11,21 @@ the local model as judge, over the answers that did not decline.
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections import defaultdict
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 from llama_index.core import SummaryIndex
 from llama_index.core.evaluation import FaithfulnessEvaluator
 from llama_index.core.query_engine import BaseQueryEngine
 from llama_index.core.schema import TextNode
 
+from engines.declines import declines
+from engines.crag import CorrectiveQueryEngine, CorrectiveRAG
 from engines.documents import build_answer_engine
+from engines.output_guard import load_output_guard
 from engines.router import RagRouter
 from evals.metrics import contains_answer, f1, latency
 from evals.report import Report, latency_histogram
@@ -32,21 +35,9 @@ from evals.runlog import RunLog
 SPOT_CHECKS = Path(__file__).resolve().parent / "spot_checks"
 
 OURS = "ragrouter"
+CRAG = "ragrouter + CRAG"
 BASELINE = "stock SummaryIndex.as_query_engine()"
-# How both systems' answers say the passages lack the answer (the stock prompt does not ask for a fixed phrase).
-DECLINE = re.compile(
-    r"(do(es)? not (contain|mention|provide|include|say|specify|state)|doesn't (contain|mention|provide)|not (mentioned|provided|specified|stated)|"
-    r"no (information|mention|answer)|cannot (be )?(answer|determine|found)|can't (answer|determine)|unable to (answer|determine|find)|"
-    r"don't know|do not know|insufficient|not enough information|没有(提到|提及|提供|相关|包含|给出|说明)|并未|未(提及|提到|提供|给出|说明)|"
-    r"无法(回答|确定|从|得知|找到)|不包含|不知道|信息不足)",
-    re.IGNORECASE,
-)
-
-
-def declines(answer: str) -> bool:
-    return bool(DECLINE.search(answer))
-
-
+CLOSED_PORT = "http://127.0.0.1:9"
 def rgb_correct(answer: str, gold: list) -> bool:
     """RGB: every gold answer must appear; an element that is itself a list lists accepted alternatives."""
     return all(contains_answer(answer, g if isinstance(g, list) else [g]) for g in gold)
@@ -54,9 +45,16 @@ def rgb_correct(answer: str, gold: list) -> bool:
 
 def _engine(router: RagRouter, system: str, passages: list[str]) -> BaseQueryEngine:
     index = SummaryIndex([TextNode(text=p) for p in passages])
+    if system == BASELINE:
+        return index.as_query_engine(llm=router.llm)
+    engine = build_answer_engine(index, index.as_retriever(), router.settings, router.llm, router.embed, rerank=False)
     if system == OURS:
-        return build_answer_engine(index, index.as_retriever(), router.settings, router.llm, router.embed, rerank=False)
-    return index.as_query_engine(llm=router.llm)
+        return engine
+    # The suite scores answers from the given passages, so Corrective RAG's web fallback must not reach the web:
+    # it is pointed at a closed local port and reports "unavailable", keeping the passages as the paper's
+    # "ambiguous" action does.
+    offline = router.settings.model_copy(update={"web_backend": "searxng", "searxng_url": CLOSED_PORT})
+    return CorrectiveQueryEngine(workflow=CorrectiveRAG(engine, router.llm, offline, load_output_guard(offline.output_guard_file)))
 
 
 def _answer(engine: BaseQueryEngine, judge: FaithfulnessEvaluator, item: dict) -> dict:
@@ -65,6 +63,9 @@ def _answer(engine: BaseQueryEngine, judge: FaithfulnessEvaluator, item: dict) -
     ms = round(1000 * (time.perf_counter() - start), 1)
     answer = str(response.response or "").strip()
     record = {"answer": answer, "ms": ms, "declined": declines(answer)}
+    crag = (response.metadata or {}).get("crag")
+    if crag:
+        record["crag"] = {k: crag[k] for k in ("confidence", "band", "actions", "verification", "llm_calls")}
     if item["answerable"]:
         golds = item["answers"]
         record["correct"] = rgb_correct(answer, golds) if item.get("set", "").startswith("rgb") else bool(contains_answer(answer, golds))
@@ -104,22 +105,68 @@ def run_answers_suite(router: RagRouter, items: list[dict], report: Report, log:
     keyed = [(f"{i}:{q['set']}:{q['question']}", q) for i, q in enumerate(items)]
     results = {
         name: log.run(name, keyed, lambda q, n=name: _answer(_engine(router, n, q["passages"]), judge, q))
-        for name in (OURS, BASELINE)
+        for name in (OURS, CRAG, BASELINE)
     }
     summaries = {name: summarise(records, items) for name, records in results.items()}
     headline = ("answer_accuracy", "rejection_rate", "false_rejection_rate", "faithfulness", "median_ms")
-    report.headline({k: summaries[OURS][k] for k in headline}, {k: summaries[BASELINE][k] for k in headline}, BASELINE)
+    default = CRAG if router.settings.crag else OURS  # the documents path as configured is what the headline shows
+    report.headline({k: summaries[default][k] for k in headline}, {k: summaries[BASELINE][k] for k in headline}, BASELINE)
     report.detail("systems", summaries)
-    rows = ["| set | n | ours right | stock right | ours declined | stock declined |", "|---|---|---|---|---|---|"]
+    rows = ["| set | n | right: ours / + CRAG / stock | declined: ours / + CRAG / stock |", "|---|---|---|---|"]
     for name, ours in summaries[OURS]["by_set"].items():
-        stock = summaries[BASELINE]["by_set"][name]
-        rows.append(f"| {name} | {ours['n']} | {ours['accuracy']} | {stock['accuracy']} | {ours['declined']} | {stock['declined']} |")
+        crag, stock = summaries[CRAG]["by_set"][name], summaries[BASELINE]["by_set"][name]
+        rows.append(
+            f"| {name} | {ours['n']} | {ours['accuracy']} / {crag['accuracy']} / {stock['accuracy']} "
+            f"| {ours['declined']} / {crag['declined']} / {stock['declined']} |"
+        )
     report.section(
         "## Per set\n\n" + "\n".join(rows) + "\n\n`right`: the answer contains the gold answer (RGB: every gold answer); "
         "`declined`: the answer says the passages lack it (for `reject` sets and unanswerable SQuAD questions, declining is right)."
     )
     latency_histogram(report, "answer_latency.png", {n: [r["ms"] for r in rs] for n, rs in results.items()}, "passages -> answer")
+    _crag_section(report, results[CRAG], items, (router.settings.crag_lower, router.settings.crag_upper))
     _spot_check_section(report, results, dict(keyed))
+
+
+def _right(record: dict, item: dict) -> bool:
+    """Right for its item: the gold answer for an answerable question, a decline for an unanswerable one."""
+    return bool(record.get("correct")) if item["answerable"] else record["declined"]
+
+
+def _crag_section(report: Report, records: list[dict], items: list[dict], thresholds: tuple[float, float]) -> None:
+    """How often each confidence band fired, how right the answers in it were, and what each path cost."""
+    bands: dict[str, list[tuple[dict, dict]]] = defaultdict(list)
+    for r, q in zip(records, items):
+        bands[r["crag"]["band"]].append((r, q))
+    stats = {
+        name: {
+            "n": len(pairs),
+            "right": _mean([_right(r, q) for r, q in pairs]),
+            "answerable": _mean([q["answerable"] for _, q in pairs]),
+            "llm_calls_median": float(np.median([r["crag"]["llm_calls"] for r, _ in pairs])),
+            **latency(r["ms"] for r, _ in pairs),
+        }
+        for name, pairs in sorted(bands.items())
+    }
+    report.detail("crag_bands", stats)
+    rows = ["| band | n | right | answerable | LLM calls (median) | median ms | p95 ms |", "|---|---|---|---|---|---|---|"]
+    rows += [f"| {b} | {v['n']} | {v['right']} | {v['answerable']} | {v['llm_calls_median']:.0f} | {v['median_ms']:,.0f} | {v['p95_ms']:,.0f} |" for b, v in stats.items()]
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    for answerable, colour in ((True, "tab:blue"), (False, "tab:red")):
+        shown = [(r["crag"]["confidence"], _right(r, q)) for r, q in zip(records, items) if q["answerable"] == answerable]
+        ax.scatter([c for c, _ in shown], [int(ok) + (0.04 if answerable else -0.04) for _, ok in shown], c=colour, alpha=0.6,
+                   label="answerable" if answerable else "passages lack the answer")
+    for threshold in thresholds:
+        ax.axvline(threshold, color="grey", ls="--")
+    ax.set_yticks([0, 1], ["wrong", "right"])
+    ax.set_xlabel("retrieval confidence (0-10)")
+    ax.legend(fontsize=7)
+    ax.set_title("Corrective RAG: confidence vs right answer (or right decline)")
+    report.figure("crag_calibration.png", fig)
+    report.section(
+        "## Corrective RAG: bands, rightness and cost\n\n" + "\n".join(rows) + "\n\n`right`: the gold answer for an answerable "
+        f"question, a decline for one whose passages lack it. Thresholds: {thresholds[0]:g} and {thresholds[1]:g} (dashed)."
+    )
 
 
 def _spot_check_section(report: Report, results: dict[str, list[dict]], items: dict[str, dict]) -> None:

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parent.parent / "ui" / "app.py")
@@ -10,6 +11,10 @@ APP = str(Path(__file__).resolve().parent.parent / "ui" / "app.py")
 
 @pytest.fixture()
 def app(router, monkeypatch) -> AppTest:
+    return _app(router, monkeypatch)
+
+
+def _app(router, monkeypatch) -> AppTest:
     # `router` has ingested the demo into demo_settings' folders; the app reads the same folders from RAGROUTER_*.
     settings = router.settings
     monkeypatch.setenv("RAGROUTER_STATE_DIR", str(settings.state_dir))
@@ -27,6 +32,18 @@ def test_chat_shows_answer_route_and_sql(app: AppTest) -> None:
     assert any("shop" in c.value for c in app.caption)
     assert any("SELECT" in c.value.upper() for c in app.code)
     assert "7" in " ".join(str(m.value) for m in app.markdown)
+
+
+def test_a_documents_answer_shows_its_corrective_path(router, monkeypatch) -> None:
+    monkeypatch.setenv("RAGROUTER_CRAG", "true")
+    st.cache_resource.clear()  # the router is built once per process: build it again, with CRAG on
+    app = _app(router, monkeypatch)
+    app.chat_input[0].set_value("How many days of annual leave do employees get?").run()
+    st.cache_resource.clear()
+    assert not app.exception
+    labels = [e.label for e in app.expander]
+    assert any(label.startswith("Corrective RAG: confidence") for label in labels)
+    assert any("retrieve → grade" in str(m.value) for m in app.markdown)
 
 
 def test_empty_question_shows_an_error(app: AppTest) -> None:

@@ -81,7 +81,8 @@ def test_ask_json_has_the_stable_keys(cli_env: dict, tmp_path: Path) -> None:
     result = run(cli_env, "ask", "How many orders are there?", "--json", "--sources", _sql_and_web(tmp_path))
     assert result.returncode == 0, result.stderr
     trace = json.loads(result.stdout)
-    assert {"route", "answer", "sql", "rows", "passages", "timings_ms"} <= set(trace)
+    assert {"route", "answer", "sql", "rows", "passages", "timings_ms", "crag", "declined"} <= set(trace)
     assert {"chosen", "candidates", "reason", "selector"} <= set(trace["route"])
     assert trace["route"]["chosen"] == "shop" and trace["rows"] == [[60]]
+    assert trace["crag"] is None and trace["declined"] is False  # CRAG runs on the documents path only
     assert all({"name", "score"} == set(c) for c in trace["route"]["candidates"])

@@ -12,6 +12,7 @@ from llama_index.core.tools import QueryEngineTool
 from engines.coverage_probe import Probe, coverage_probe, probe_copy_path
 from engines.document_store import docstore_path, is_lite, open_index
 from engines.documents import build_documents_engine
+from engines.output_guard import OutputGuard, load_output_guard
 from engines.schema_match import SchemaVocabulary, schema_vocabulary
 from engines.settings import Settings
 from engines.sql import GuardedSQLDatabase, open_engine, schema_summary
@@ -34,13 +35,15 @@ class SourceTool:
     index: VectorStoreIndex | None = None
 
 
-def _documents_tool(source: DocumentsSource, settings: Settings, llm: LLM, embed: BaseEmbedding, cache: DescriptionCache) -> SourceTool:
+def _documents_tool(
+    source: DocumentsSource, settings: Settings, llm: LLM, embed: BaseEmbedding, cache: DescriptionCache, guard: OutputGuard
+) -> SourceTool:
     entry = cache.get(source.name)
     if entry is None or not docstore_path(settings, source.name).is_file():
         raise SourcesError(f"source '{source.name}' has not been ingested yet: run `ragrouter ingest` (with the same --sources file) first")
     description = source.description or entry["description"]
     index = open_index(source, settings, embed)
-    engine = build_documents_engine(index, settings, llm, embed, source.language)
+    engine = build_documents_engine(index, settings, llm, embed, source.language, guard)
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=description)
     profile = [description, *clauses(source.description), *entry["samples"]]
     probe = coverage_probe(index.vector_store, is_lite(settings.milvus_uri), probe_copy_path(settings.state_dir, source.name))
@@ -69,10 +72,11 @@ def _web_profile(source: WebSource) -> list[str]:
 
 def build_tools(sources: list[Source], settings: Settings, llm: LLM, embed: BaseEmbedding) -> list[SourceTool]:
     cache = DescriptionCache(settings.state_dir / "descriptions.json")
+    guard = load_output_guard(settings.output_guard_file)
     tools = []
     for source in sources:
         if isinstance(source, DocumentsSource):
-            tools.append(_documents_tool(source, settings, llm, embed, cache))
+            tools.append(_documents_tool(source, settings, llm, embed, cache, guard))
         elif isinstance(source, SqlSource):
             tools.append(_sql_tool(source, settings, llm, embed))
         else:

@@ -58,6 +58,12 @@ def show_trace(index: int, trace: Trace) -> None:
                     st.markdown(f"**{n}.** " + (f"failed ({attempt.kind}): {attempt.error}" if attempt.error else "ran"))
                     st.code(attempt.sql or "(no SQL)", language="sql")
         sql_feedback(index, trace)
+    if trace.crag:
+        crag = trace.crag
+        with st.expander(f"Corrective RAG: confidence {crag.confidence:.1f}/10 ({crag.band}) · answer {crag.verification}"):
+            st.markdown(" → ".join(crag.actions))
+            cells = [{k: v if isinstance(v, (int, float, type(None))) else str(v) for k, v in step.items()} for step in crag.steps]
+            st.dataframe(pd.DataFrame(cells), use_container_width=True)
     if trace.passages:
         with st.expander(f"Passages used ({len(trace.passages)})"):
             for i, p in enumerate(trace.passages, 1):

@@ -1,0 +1,231 @@
+"""Corrective RAG on the documents path (Yan et al. 2024): grade what was retrieved, then answer, rewrite the
+question and retrieve again, or go to the web; verify the answer; guard what is shown.
+
+A LlamaIndex Workflow, one step per stage, so each stage's inputs, decision and time land in the trace:
+
+    retrieve -> grade --(>= upper)--------------------------------> generate -> verify -> guard -> answer
+                  |---(lower..upper, rewrites left)--> rewrite -> retrieve          |
+                  |---(< lower, or still < upper)----> web ------> generate         |
+                                                                   ^-- one retry ----| (HALLUCINATION, INSUFFICIENT)
+
+Knowledge refinement for the high band is the documents path's own compression (the passages split into
+sentences, the ones nearest the question kept in document order) followed by dropping the passages graded "no".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from llama_index.core.base.response.schema import Response
+from llama_index.core.llms import LLM
+from llama_index.core.query_engine import CitationQueryEngine, CustomQueryEngine
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+from llama_index.core.workflow import Context, Event, StartEvent, StopEvent, Workflow, step
+from pydantic import ConfigDict
+
+from engines.answer_check import REWRITES, is_short, verify
+from engines.declines import declines
+from engines.language import has_chinese
+from engines.output_guard import OutputGuard
+from engines.retrieval_grader import RetrievalGrader
+from engines.settings import Settings
+from engines.web import WebSearchUnavailable, search_web
+
+INCOMPLETE_NOTE = "Note: this answer could not be fully verified against the sources and may be incomplete."
+STATE = "crag"
+
+
+@dataclass
+class CragState:
+    """What the trace shows: the confidence and band of the best retrieval, the actions in order, each step."""
+
+    question: str
+    confidence: float = 0.0
+    band: str = ""
+    actions: list[str] = field(default_factory=list)
+    verification: str | None = None
+    steps: list[dict] = field(default_factory=list)
+    best: list[NodeWithScore] = field(default_factory=list)
+    graded: dict[str, float] = field(default_factory=dict)
+    rewrites: int = 0
+    retried: bool = False
+    llm_calls: int = 0
+
+    def record(self, action: str, start: float, **details: Any) -> None:
+        self.actions.append(action)
+        self.steps.append({"action": action, "ms": round(1000 * (time.perf_counter() - start), 1), **details})
+
+    def as_trace(self) -> dict:
+        return {"confidence": self.confidence, "band": self.band, "actions": self.actions, "verification": self.verification,
+                "steps": self.steps, "llm_calls": self.llm_calls}
+
+
+class _Event(Event):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+
+class RetrieveEvent(_Event):
+    query: QueryBundle
+    top_k_factor: int = 1
+
+
+class GradeEvent(_Event):
+    nodes: list[NodeWithScore]
+
+
+class RewriteEvent(_Event):
+    pass
+
+
+class WebEvent(_Event):
+    keep: list[NodeWithScore]
+
+
+class GenerateEvent(_Event):
+    nodes: list[NodeWithScore]
+
+
+class VerifyEvent(_Event):
+    response: Response
+
+
+def band(confidence: float, lower: float, upper: float) -> str:
+    return "high" if confidence >= upper else "low" if confidence < lower else "ambiguous"
+
+
+def _texts(nodes: list[NodeWithScore]) -> list[str]:
+    return [n.node.get_content() for n in nodes]
+
+
+class CorrectiveRAG(Workflow):
+    def __init__(self, answer_engine: CitationQueryEngine, llm: LLM, settings: Settings, guard: OutputGuard, **kwargs: Any) -> None:
+        super().__init__(timeout=600, **kwargs)
+        self._engine = answer_engine
+        self._llm = llm
+        self._grader = RetrievalGrader(llm)
+        self._settings = settings
+        self._guard = guard
+
+    async def _state(self, ctx: Context) -> CragState:
+        return await ctx.store.get(STATE)
+
+    @step
+    async def start(self, ctx: Context, ev: StartEvent) -> RetrieveEvent:
+        await ctx.store.set(STATE, CragState(question=ev.question))
+        return RetrieveEvent(query=QueryBundle(ev.question))
+
+    @step
+    async def retrieve(self, ctx: Context, ev: RetrieveEvent) -> GradeEvent:
+        state, start = await self._state(ctx), time.perf_counter()
+        retriever = self._engine.retriever
+        top_k = getattr(retriever, "similarity_top_k", None)
+        if ev.top_k_factor > 1 and top_k:
+            retriever.similarity_top_k = top_k * ev.top_k_factor
+        try:
+            nodes = self._engine.retrieve(ev.query)
+        finally:
+            if top_k:
+                retriever.similarity_top_k = top_k
+        state.record("retrieve", start, query=ev.query.query_str, passages=len(nodes), wider=ev.top_k_factor > 1)
+        return GradeEvent(nodes=nodes)
+
+    @step
+    async def grade(self, ctx: Context, ev: GradeEvent) -> GenerateEvent | RewriteEvent | WebEvent:
+        state, start = await self._state(ctx), time.perf_counter()
+        grade = self._grader.grade(state.question, _texts(ev.nodes), state.graded, self._settings.crag_upper / 10)
+        state.llm_calls += grade.calls
+        if not state.best or grade.confidence > state.confidence:
+            state.confidence, state.best = grade.confidence, [ev.nodes[i] for i in grade.relevant()]
+        state.band = band(state.confidence, self._settings.crag_lower, self._settings.crag_upper)
+        state.record("grade", start, confidence=grade.confidence, probabilities=grade.probabilities, band=state.band)
+        if state.band == "high":
+            return GenerateEvent(nodes=state.best)
+        if state.band == "ambiguous" and state.rewrites < self._settings.crag_max_rewrites and not is_short(state.question):
+            return RewriteEvent()
+        return WebEvent(keep=state.best if state.band == "ambiguous" else [])
+
+    @step
+    async def rewrite(self, ctx: Context, ev: RewriteEvent) -> RetrieveEvent:
+        state, start = await self._state(ctx), time.perf_counter()
+        kind = list(REWRITES)[state.rewrites % len(REWRITES)]
+        state.rewrites += 1
+        state.llm_calls += 1
+        query = REWRITES[kind](state.question, self._llm)
+        state.record(f"rewrite:{kind}", start, query=query.query_str, embedded=list(query.embedding_strs)[:1])
+        return RetrieveEvent(query=query)
+
+    @step
+    async def web(self, ctx: Context, ev: WebEvent) -> GenerateEvent:
+        state, start = await self._state(ctx), time.perf_counter()
+        try:
+            documents = search_web(state.question, self._settings)
+        except WebSearchUnavailable as err:
+            state.record("web", start, error=str(err), kept=len(ev.keep))
+            return GenerateEvent(nodes=ev.keep)
+        found = [NodeWithScore(node=TextNode(text=d.text, metadata=d.metadata), score=None) for d in documents]
+        state.record("web", start, results=len(found), kept=len(ev.keep))
+        return GenerateEvent(nodes=found + ev.keep)
+
+    @step
+    async def generate(self, ctx: Context, ev: GenerateEvent) -> VerifyEvent:
+        state, start = await self._state(ctx), time.perf_counter()
+        state.llm_calls += 1
+        response = self._engine.synthesize(QueryBundle(state.question), ev.nodes) if ev.nodes else Response(response=self._nothing(state))
+        state.record("generate", start, passages=len(ev.nodes))
+        return VerifyEvent(response=response)
+
+    def _nothing(self, state: CragState) -> str:
+        """No passage survived: say so in the question's language, without a model call."""
+        return "资料中没有包含这个问题的答案。" if has_chinese(state.question) else "The sources do not contain the answer to this question."
+
+    @step
+    async def verify(self, ctx: Context, ev: VerifyEvent) -> StopEvent | RetrieveEvent:
+        state, start = await self._state(ctx), time.perf_counter()
+        answer = str(ev.response.response or "").strip()
+        if not ev.response.source_nodes:
+            state.verification = "NO_CONTEXT"
+            state.record("verify", start, label=state.verification, skipped="no passages")
+            return StopEvent(result=self._finish(state, ev.response))
+        state.llm_calls += 1
+        try:
+            state.verification = verify(state.question, answer, _texts(ev.response.source_nodes), self._llm)
+        except Exception as err:  # a failed verification lets the answer through, and the trace says so
+            state.verification = "UNVERIFIED"
+            state.record("verify", start, label=state.verification, error=f"{type(err).__name__}: {str(err)[:160]}")
+            return StopEvent(result=self._finish(state, ev.response))
+        state.record("verify", start, label=state.verification)
+        if state.verification in ("HALLUCINATION", "INSUFFICIENT") and not state.retried:
+            state.retried = True
+            if state.verification == "HALLUCINATION":
+                state.llm_calls += 1
+                return RetrieveEvent(query=REWRITES["step_back"](state.question, self._llm))
+            return RetrieveEvent(query=QueryBundle(state.question), top_k_factor=2)
+        if state.verification in ("HALLUCINATION", "INSUFFICIENT"):
+            ev.response.response = f"{answer}\n\n{INCOMPLETE_NOTE}"
+        return StopEvent(result=self._finish(state, ev.response))
+
+    def _finish(self, state: CragState, response: Response) -> Response:
+        start = time.perf_counter()
+        rule = self._guard.check(str(response.response or ""))
+        if rule:
+            response.response = rule.message
+        state.record("guard", start, rule=rule.name if rule else None)
+        response.metadata = {**(response.metadata or {}), "crag": state.as_trace(), "declined": declines(str(response.response or ""))}
+        return response
+
+
+class CorrectiveQueryEngine(CustomQueryEngine):
+    """The workflow behind LlamaIndex's query-engine interface, so a QueryEngineTool and the router can use it."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    workflow: CorrectiveRAG
+
+    def custom_query(self, query_str: str) -> Response:
+        return asyncio.run(self._run(query_str))
+
+    async def _run(self, query_str: str) -> Response:
+        # Workflow.run needs a running event loop when it is called, not only when it is awaited.
+        return await self.workflow.run(question=query_str)

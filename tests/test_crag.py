@@ -1,0 +1,101 @@
+"""Corrective RAG on the documents path: the real model on the demo, and a scripted double where the point is
+what the workflow does with a given model output (an unparsable verification, a leaked stack trace)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from llama_index.core import SummaryIndex
+from llama_index.core.base.llms.types import CompletionResponse, CompletionResponseGen, LLMMetadata, LogProb
+from llama_index.core.llms import CustomLLM
+from llama_index.core.schema import TextNode
+
+from engines.answer_check import is_short
+from engines.crag import CorrectiveRAG, band
+from engines.documents import build_answer_engine
+from engines.output_guard import load_output_guard
+from engines.retrieval_grader import Grade, _yes_probability, calibrated
+from engines.router import RagRouter
+from tests.conftest import DEMO_SOURCES, make_settings
+
+PASSAGES = ["Employees receive 28 days of paid annual leave per year.", "The office opens at 8:00."]
+
+
+class ScriptedReplies(CustomLLM):
+    """Scripted LLM double: grades every passage "yes", answers with `answer`, and verifies with `verdict`."""
+
+    answer: str
+    verdict: str
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="scripted-replies")
+
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        if "Label:" in prompt:
+            return CompletionResponse(text=self.verdict)
+        return CompletionResponse(text="yes" if "yes or no" in prompt else self.answer)
+
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
+        yield self.complete(prompt)
+
+
+def _run(tmp_path: Path, embed, llm: CustomLLM):
+    settings = make_settings(tmp_path, web_backend="searxng", searxng_url="http://127.0.0.1:9")
+    index = SummaryIndex([TextNode(text=p) for p in PASSAGES])
+    engine = build_answer_engine(index, index.as_retriever(), settings, llm, embed, rerank=False)
+    workflow = CorrectiveRAG(engine, llm, settings, load_output_guard(settings.output_guard_file))
+
+    async def run():
+        return await workflow.run(question="How many days of annual leave do employees get?")
+
+    return asyncio.run(run())
+
+
+def test_an_unparsable_verification_lets_the_answer_through_and_says_so(tmp_path: Path, embed) -> None:
+    response = _run(tmp_path, embed, ScriptedReplies(answer="28 days [1].", verdict="hmm, hard to say"))
+    crag = response.metadata["crag"]
+    assert str(response.response).startswith("28 days") and crag["verification"] == "UNVERIFIED"
+    assert crag["band"] == "high" and crag["actions"] == ["retrieve", "grade", "generate", "verify", "guard"]
+    assert "error" in crag["steps"][3] and response.metadata["declined"] is False
+
+
+def test_a_leaked_stack_trace_is_replaced_and_the_rule_named(tmp_path: Path, embed) -> None:
+    leak = 'Traceback (most recent call last):\n  File "/srv/app.py", line 3'
+    response = _run(tmp_path, embed, ScriptedReplies(answer=leak, verdict="GOOD"))
+    assert "Traceback" not in str(response.response)
+    assert response.metadata["crag"]["steps"][-1]["rule"] == "stack-trace"
+
+
+def test_grades_and_bands() -> None:
+    alternatives = [[LogProb(token="yes", logprob=math.log(0.6)), LogProb(token=" no", logprob=math.log(0.2))]]
+    assert abs(_yes_probability("yes", alternatives) - 0.75) < 1e-9
+    assert _yes_probability("No.", None) == 0.0 and _yes_probability("是", None) == 1.0
+    assert calibrated(0.5) == 0.5 and calibrated(0.7) > 0.7 and calibrated(0.3) < 0.3
+    assert Grade([0.2, None, 0.9]).relevant() == [1, 2] and Grade([0.2, 0.1]).relevant() == [0]
+    assert [band(c, 3, 7) for c in (2.9, 3.0, 6.9, 7.0)] == ["low", "ambiguous", "ambiguous", "high"]
+    assert is_short("年假多少天") and not is_short("年假有多少天可以休息呢？") and is_short("annual leave") and not is_short("annual leave days?")
+
+
+@pytest.fixture(scope="module")
+def crag_router(router):
+    """The demo router (its sources already ingested by `router`) with Corrective RAG switched on."""
+    return RagRouter(router.settings.model_copy(update={"crag": True}), DEMO_SOURCES, llm=router.llm, embed=router.embed)
+
+
+def test_the_real_model_answers_the_handbook_and_shows_its_path(crag_router) -> None:
+    trace = crag_router.ask("How many days of annual leave do employees get?")
+    crag = trace.crag
+    assert trace.route.chosen == "handbook" and "28" in trace.answer and not trace.declined
+    assert crag.actions[:2] == ["retrieve", "grade"] and crag.actions[-3:] == ["generate", "verify", "guard"]
+    assert crag.band == band(crag.confidence, 3, 7) and sum(a.startswith("rewrite") for a in crag.actions) <= 2
+    assert crag.verification in ("GOOD", "HALLUCINATION", "NO_CONTEXT", "INSUFFICIENT", "UNVERIFIED")
+
+
+def test_the_real_model_declines_what_the_handbook_does_not_say(crag_router) -> None:
+    trace = crag_router.ask("What is the company's policy on bringing pets to the office?", source="handbook")
+    assert trace.declined and trace.crag.band != "high" and "grade" in trace.crag.actions
