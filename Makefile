@@ -7,7 +7,7 @@ export OMP_NUM_THREADS := 1
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install model ingest run test bench bench-retrieval eval eval-ingest eval-router eval-sql eval-retrieval eval-answers clean
+.PHONY: install model chromium ingest run test bench bench-retrieval eval eval-ingest eval-router eval-sql eval-retrieval eval-answers clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -29,7 +29,13 @@ ingest: model
 run: ingest
 	$(PY) -m ui.cli ui
 
-test: model
+# The browser test drives Debian's chromium (with a Chinese font, or Chinese text renders as boxes); both are
+# installed here when missing, and the test is skipped where they cannot be.
+BROWSER_PACKAGES := chromium fonts-wqy-microhei
+chromium:
+	dpkg -s $(BROWSER_PACKAGES) >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq $(BROWSER_PACKAGES) >/dev/null) || echo "chromium could not be installed: tests/test_browser.py will be skipped"
+
+test: model chromium
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
 bench-retrieval: install

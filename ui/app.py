@@ -2,6 +2,7 @@
 
 import threading
 
+import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -40,15 +41,64 @@ def sql_feedback(index: int, trace: Trace) -> None:
                 st.success("Saved: similar questions will see it as an example.")
 
 
+def route_chart(trace: Trace) -> alt.Chart:
+    """Every candidate's score, the chosen source highlighted."""
+    scores = pd.DataFrame([c.model_dump() for c in trace.route.candidates])
+    scores["chosen"] = scores["name"] == trace.route.chosen
+    # Cosines sit close together (0.7-0.9): an axis from zero would hide the differences the route turned on.
+    domain = [round(scores["score"].min() - 0.05, 2), round(scores["score"].max() + 0.01, 2)]
+    return (
+        alt.Chart(scores)
+        .mark_bar(clip=True)
+        .encode(
+            x=alt.X("score:Q", scale=alt.Scale(domain=domain)),
+            y=alt.Y("name:N", sort="-x", title=None),
+            color=alt.Color("chosen:N", scale=alt.Scale(domain=[True, False], range=["#e4572e", "#9db4c0"]), legend=None),
+            tooltip=["name", "score"],
+        )
+        .properties(height=50 + 34 * len(scores))
+    )
+
+
+def stages(trace: Trace) -> pd.DataFrame:
+    """Where the time went: the route, then each step of the path that answered (or the answer as one stage)."""
+    rows = [("route", trace.timings_ms.get("route", 0.0))]
+    if trace.crag:
+        rows += [(step["action"], step["ms"]) for step in trace.crag.steps]
+    elif trace.sql_attempts:
+        rows += [(f"SQL attempt {n}", a.ms) for n, a in enumerate(trace.sql_attempts, 1)]
+    else:
+        rows.append(("answer", trace.timings_ms.get("answer", 0.0)))
+    return pd.DataFrame(rows, columns=["stage", "ms"])
+
+
+def why_not(index: int, trace: Trace) -> None:
+    """Each other source as the router saw it: its score, the gap to the winner, and its description."""
+    others = [c for c in trace.route.candidates if c.name != trace.route.chosen]
+    if not others:
+        return
+    best = trace.route.candidates[0].score
+    name = st.selectbox("Why not…", [c.name for c in others], key=f"why-not-{index}")
+    score = next(c.score for c in others if c.name == name)
+    st.markdown(f"**{name}** scored {score:.3f}, {best - score:.3f} below **{trace.route.chosen}**. What the router read about it:")
+    st.caption(router.tool(name).tool.metadata.description)
+
+
 def show_trace(index: int, trace: Trace) -> None:
     route = trace.route
     st.caption(f"Answered from **{route.chosen}** · {route.selector} selector · {trace.timings_ms.get('total', 0) / 1000:.1f} s")
     with st.expander("Why this source?", expanded=False):
         st.write(route.reason)
         if route.candidates:
-            scores = pd.DataFrame([c.model_dump() for c in route.candidates]).set_index("name")
-            st.bar_chart(scores, horizontal=True)
-        st.json(trace.timings_ms)
+            runner_up = route.candidates[1] if len(route.candidates) > 1 else None
+            if runner_up:
+                st.caption(f"Margin to the runner-up, {runner_up.name}: {route.candidates[0].score - runner_up.score:.3f}")
+            st.altair_chart(route_chart(trace), use_container_width=True)
+            why_not(index, trace)
+        st.markdown("**Where the time went** (ms)")
+        timeline = stages(trace)
+        chart = alt.Chart(timeline).mark_bar().encode(x="ms:Q", y=alt.Y("stage:N", sort=None, title=None), tooltip=["stage", "ms"])
+        st.altair_chart(chart.properties(height=50 + 34 * len(timeline)), use_container_width=True)
     if trace.sql:
         st.code(trace.sql, language="sql")
         st.dataframe(pd.DataFrame(trace.rows, columns=trace.columns or None), use_container_width=True)
