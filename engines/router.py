@@ -11,7 +11,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.base.response.schema import Response
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import RouterQueryEngine
-from llama_index.core.schema import NodeWithScore
+from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from engines.declines import declines
 from engines.embeddings import build_embedding
@@ -87,10 +87,22 @@ class RagRouter:
         self._fill_answer(trace, response, chosen)
         return trace
 
+    def routes_by_selector(self, question: str) -> dict[str, tuple[RouteRecord, float]]:
+        """The route (and its time in ms) each selector would take for `question`, without answering it."""
+        choices = [t.tool.metadata for t in self.tools]
+        selectors = {"embedding": self.embedding_selector, "llm": LLMWithFallbackSelector(self.llm, self.embedding_selector)}
+        routes = {}
+        for name, selector in selectors.items():
+            result = selector.select(choices, QueryBundle(check_question(question, self.settings.max_question_chars)))
+            routes[name] = (self._record(result), result.elapsed_ms)
+        return routes
+
     def _route_record(self, response: Response, forced: SourceTool | None) -> RouteRecord:
         if forced:
             return RouteRecord(chosen=forced.source.name, candidates=[], reason="source named by the user", selector="forced")
-        result: ScoredSelection = response.metadata["selector_result"]
+        return self._record(response.metadata["selector_result"])
+
+    def _record(self, result: ScoredSelection) -> RouteRecord:
         candidates = sorted(
             (Candidate(name=t.source.name, score=round(s, 4)) for t, s in zip(self.tools, result.scores)),
             key=lambda c: -c.score,

@@ -3,7 +3,6 @@
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parent.parent / "ui" / "app.py")
@@ -11,10 +10,6 @@ APP = str(Path(__file__).resolve().parent.parent / "ui" / "app.py")
 
 @pytest.fixture()
 def app(router, monkeypatch) -> AppTest:
-    return _app(router, monkeypatch)
-
-
-def _app(router, monkeypatch) -> AppTest:
     # `router` has ingested the demo into demo_settings' folders; the app reads the same folders from RAGROUTER_*.
     settings = router.settings
     monkeypatch.setenv("RAGROUTER_STATE_DIR", str(settings.state_dir))
@@ -38,16 +33,25 @@ def test_chat_shows_answer_route_and_sql(app: AppTest) -> None:
     assert any("below **shop**" in str(m.value) for m in app.markdown)
 
 
-def test_a_documents_answer_shows_its_corrective_path(router, monkeypatch) -> None:
-    monkeypatch.setenv("RAGROUTER_CRAG", "true")
-    st.cache_resource.clear()  # the router is built once per process: build it again, with CRAG on
-    app = _app(router, monkeypatch)
+def test_settings_switch_on_crag_and_the_answer_shows_its_corrective_path(app: AppTest) -> None:
+    crag = next(t for t in app.toggle if t.label.startswith("Corrective RAG"))
+    crag.set_value(True)
+    next(b for b in app.button if b.label == "Apply").click().run()
+    assert not app.exception
     app.chat_input[0].set_value("How many days of annual leave do employees get?").run()
-    st.cache_resource.clear()
     assert not app.exception
     labels = [e.label for e in app.expander]
     assert any(label.startswith("Corrective RAG: confidence") for label in labels)
     assert any("retrieve → grade" in str(m.value) for m in app.markdown)
+    assert any(c.value.startswith("Memory of this process") for c in app.caption)
+
+
+def test_selectors_are_compared_side_by_side(app: AppTest) -> None:
+    app.chat_input[0].set_value("Who won the 2022 FIFA World Cup?").run()
+    app.toggle(key="compare-0").set_value(True).run()
+    assert not app.exception
+    compared = [str(m.value) for m in app.markdown if str(m.value).startswith("**embedding**") or str(m.value).startswith("**llm**")]
+    assert len(compared) == 2 and "→ **web**" in compared[0]
 
 
 def test_empty_question_shows_an_error(app: AppTest) -> None:

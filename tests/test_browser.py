@@ -87,6 +87,8 @@ def test_a_question_gets_an_answer_a_route_chart_and_a_screenshot(page) -> None:
     page.get_by_text("Answered from").first.wait_for(timeout=300_000)
     page.get_by_text("Why this source?").first.click()
     page.locator("[data-testid='stVegaLiteChart'], [data-testid='stArrowVegaLiteChart']").first.wait_for(timeout=60_000)
+    page.locator("[data-testid='stDataFrame']").first.wait_for(timeout=60_000)
+    page.wait_for_timeout(1500)  # the result grid draws on a canvas after its frame appears
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "browser-sql-question.png"), full_page=True)
     text = page.inner_text("body")

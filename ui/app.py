@@ -1,12 +1,17 @@
 """ragrouter chat: ask a question, see which source answered and why."""
 
+import resource
 import threading
 
 import altair as alt
 import pandas as pd
 import streamlit as st
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.llms import LLM
 
 import engines  # noqa: F401  (offline, one-thread environment before any model loads)
+from engines.embeddings import build_embedding
+from engines.llm import build_llm
 from engines.router import QuestionError, RagRouter
 from engines.settings import Settings
 from engines.trace import Trace
@@ -15,10 +20,43 @@ from ui.cli import USER_ERRORS
 st.set_page_config(page_title="ragrouter", page_icon="🧭", layout="wide")
 
 
-@st.cache_resource(show_spinner="Loading the model, embeddings and sources…")
-def load_router() -> tuple[RagRouter, threading.Lock]:
-    """One router per process, shared by every browser tab; the lock makes concurrent questions queue."""
-    return RagRouter(Settings()), threading.Lock()
+@st.cache_resource(show_spinner="Loading the model and embeddings…")
+def load_models() -> tuple[LLM, BaseEmbedding, threading.Lock]:
+    """One model per process, shared by every browser tab and every setting; the lock makes questions queue."""
+    settings = Settings()
+    return build_llm(settings), build_embedding(settings.embed_model, settings.embed_threads), threading.Lock()
+
+
+@st.cache_resource(show_spinner="Building the sources' tools and the router…")
+def load_router(overrides: tuple[tuple[str, object], ...] = ()) -> RagRouter:
+    """A router per combination of sidebar settings, all on the same model and embeddings."""
+    llm, embed, _ = load_models()
+    return RagRouter(Settings(**dict(overrides)), llm=llm, embed=embed)
+
+
+def settings_sidebar(current: Settings) -> None:
+    """The settings a demo changes most, applied by building (once) a router with them."""
+    with st.form("settings"):
+        selector = st.radio("Selector", ["embedding", "llm"], index=["embedding", "llm"].index(current.selector), horizontal=True)
+        crag = st.toggle("Corrective RAG on the documents path", value=current.crag)
+        lower, upper = st.slider("CRAG bands: rewrite from, answer from", 0.0, 10.0, (current.crag_lower, current.crag_upper), 0.5)
+        rerank = st.radio("Rerank", ["auto", "on", "off"], index=["auto", "on", "off"].index(current.rerank), horizontal=True)
+        compress = st.toggle("Compress passages", value=current.compress)
+        if st.form_submit_button("Apply"):
+            chosen = {"selector": selector, "crag": crag, "crag_lower": lower, "crag_upper": upper, "rerank": rerank, "compress": compress}
+            st.session_state.overrides = tuple(sorted(chosen.items()))
+            st.rerun()
+
+
+def compare_selectors(index: int, trace: Trace) -> None:
+    """Route the same question with every selector, side by side (routing only: nothing is answered again)."""
+    if not st.toggle("Compare selectors", key=f"compare-{index}"):
+        return
+    with lock:
+        routes = router.routes_by_selector(trace.question)
+    for column, (name, (route, ms)) in zip(st.columns(len(routes)), routes.items()):
+        column.markdown(f"**{name}** → **{route.chosen}** ({ms:,.0f} ms)")
+        column.caption(route.reason)
 
 
 def sql_feedback(index: int, trace: Trace) -> None:
@@ -95,6 +133,7 @@ def show_trace(index: int, trace: Trace) -> None:
                 st.caption(f"Margin to the runner-up, {runner_up.name}: {route.candidates[0].score - runner_up.score:.3f}")
             st.altair_chart(route_chart(trace), use_container_width=True)
             why_not(index, trace)
+            compare_selectors(index, trace)
         st.markdown("**Where the time went** (ms)")
         timeline = stages(trace)
         chart = alt.Chart(timeline).mark_bar().encode(x="ms:Q", y=alt.Y("stage:N", sort=None, title=None), tooltip=["stage", "ms"])
@@ -127,7 +166,8 @@ st.title("🧭 ragrouter")
 st.write("Ask in English or Chinese; the router picks the documents, the database or the web, and shows why.")
 
 try:
-    router, lock = load_router()
+    _, _, lock = load_models()
+    router = load_router(st.session_state.get("overrides", ()))
 except USER_ERRORS as err:
     st.error(str(err))
     st.stop()
@@ -139,7 +179,10 @@ with st.sidebar:
         st.caption(tool.tool.metadata.description[:300])
     st.header("Settings")
     s = router.settings
-    st.write({"llm": s.llm_backend if s.llm_backend != "local" else s.model_path.name, "embeddings": s.embed_model, "selector": s.selector, "web": s.web_backend})
+    st.write({"llm": s.llm_backend if s.llm_backend != "local" else s.model_path.name, "embeddings": s.embed_model, "web": s.web_backend})
+    # Linux reports the peak resident size in KiB: what the model, embeddings and Milvus Lite client hold.
+    st.caption(f"Memory of this process (peak): {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2:.1f} GiB")
+    settings_sidebar(s)
 
 if "history" not in st.session_state:
     st.session_state.history = []
