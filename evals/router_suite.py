@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np

@@ -3,7 +3,6 @@
 import resource
 import threading
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -15,6 +14,7 @@ from engines.llm import build_llm
 from engines.router import QuestionError, RagRouter
 from engines.settings import Settings
 from engines.trace import Trace
+from ui.charts import result_chart, route_chart, stage_chart
 from ui.cli import USER_ERRORS
 
 st.set_page_config(page_title="ragrouter", page_icon="🧭", layout="wide")
@@ -79,37 +79,6 @@ def sql_feedback(index: int, trace: Trace) -> None:
                 st.success("Saved: similar questions will see it as an example.")
 
 
-def route_chart(trace: Trace) -> alt.Chart:
-    """Every candidate's score, the chosen source highlighted."""
-    scores = pd.DataFrame([c.model_dump() for c in trace.route.candidates])
-    scores["chosen"] = scores["name"] == trace.route.chosen
-    # Cosines sit close together (0.7-0.9): an axis from zero would hide the differences the route turned on.
-    domain = [round(scores["score"].min() - 0.05, 2), round(scores["score"].max() + 0.01, 2)]
-    return (
-        alt.Chart(scores)
-        .mark_bar(clip=True)
-        .encode(
-            x=alt.X("score:Q", scale=alt.Scale(domain=domain)),
-            y=alt.Y("name:N", sort="-x", title=None),
-            color=alt.Color("chosen:N", scale=alt.Scale(domain=[True, False], range=["#e4572e", "#9db4c0"]), legend=None),
-            tooltip=["name", "score"],
-        )
-        .properties(height=50 + 34 * len(scores))
-    )
-
-
-def stages(trace: Trace) -> pd.DataFrame:
-    """Where the time went: the route, then each step of the path that answered (or the answer as one stage)."""
-    rows = [("route", trace.timings_ms.get("route", 0.0))]
-    if trace.crag:
-        rows += [(step["action"], step["ms"]) for step in trace.crag.steps]
-    elif trace.sql_attempts:
-        rows += [(f"SQL attempt {n}", a.ms) for n, a in enumerate(trace.sql_attempts, 1)]
-    else:
-        rows.append(("answer", trace.timings_ms.get("answer", 0.0)))
-    return pd.DataFrame(rows, columns=["stage", "ms"])
-
-
 def why_not(index: int, trace: Trace) -> None:
     """Each other source as the router saw it: its score, the gap to the winner, and its description."""
     others = [c for c in trace.route.candidates if c.name != trace.route.chosen]
@@ -135,12 +104,12 @@ def show_trace(index: int, trace: Trace) -> None:
             why_not(index, trace)
             compare_selectors(index, trace)
         st.markdown("**Where the time went** (ms)")
-        timeline = stages(trace)
-        chart = alt.Chart(timeline).mark_bar().encode(x="ms:Q", y=alt.Y("stage:N", sort=None, title=None), tooltip=["stage", "ms"])
-        st.altair_chart(chart.properties(height=50 + 34 * len(timeline)), use_container_width=True)
+        st.altair_chart(stage_chart(trace), use_container_width=True)
     if trace.sql:
         st.code(trace.sql, language="sql")
         st.dataframe(pd.DataFrame(trace.rows, columns=trace.columns or None), use_container_width=True)
+        if (chart := result_chart(trace)) is not None:
+            st.altair_chart(chart, use_container_width=True)
         if len(trace.sql_attempts) > 1:
             with st.expander(f"SQL attempts ({len(trace.sql_attempts)})"):
                 for n, attempt in enumerate(trace.sql_attempts, 1):
