@@ -12,6 +12,7 @@ from engines.model_files import default_model_path
 
 STATE_DIR = Path.home() / ".cache" / "ragrouter"
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+REPORTS_DIR = Path(__file__).resolve().parent.parent / "evals" / "reports"
 
 
 class Settings(BaseSettings):
@@ -85,6 +86,7 @@ class Settings(BaseSettings):
 
     sources_file: Path = DATA_DIR / "sources.yaml"
     state_dir: Path = STATE_DIR
+    reports_dir: Path = REPORTS_DIR  # where `ragrouter eval` writes and the app's Evaluation page reads
 
 
 def get_settings(**overrides: object) -> Settings:

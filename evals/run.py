@@ -11,7 +11,6 @@ from evals.datasets import load_questions, stratified
 from evals.report import Report
 from evals.runlog import RunLog
 
-REPORTS_DIR = Path(__file__).resolve().parent / "reports"
 # Questions are sliced round-robin over this field, so `--limit 10` still samples every kind of question.
 GROUP_KEY = {"router": "group", "sql": "db", "retrieval": "source", "answers": "group"}
 
@@ -35,8 +34,8 @@ def run_suite(
     """Run SUITE and write its report; `router` lets a caller that already holds the models reuse them."""
     items, origin = load_questions(suite, split, questions)
     items = stratified(items, limit, GROUP_KEY[suite])
-    out = out or REPORTS_DIR / f"{suite}-{split}"
     router = router or RagRouter(Settings(), sources_file)
+    out = out or router.settings.reports_dir / f"{suite}-{split}"
     report = Report(suite, split, out, origin, len(items), router.settings)
     _suite(suite)(router, items, report, RunLog(out))
     return report.write()
