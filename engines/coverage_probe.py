@@ -69,11 +69,14 @@ def _server_probe(store: MilvusVectorStore) -> Probe:
     return probe
 
 
+def nearest_cosine(vectors: np.ndarray, vector: list[float]) -> float:
+    """The best inner product of `vector` with the rows of `vectors` (0 when there are none)."""
+    return float(np.max(vectors @ np.asarray(vector, dtype=np.float32))) if len(vectors) else 0.0
+
+
 def coverage_probe(store: MilvusVectorStore, is_lite: bool, copy_path: Path) -> Probe:
     """Inner product with the nearest stored chunk (the collection's metric), on a local copy for Milvus Lite."""
     if not is_lite:
         return _server_probe(store)
     vectors = _local_copy(store, copy_path)
-    if not len(vectors):
-        return lambda vector: 0.0
-    return lambda vector: float(np.max(vectors @ np.asarray(vector, dtype=np.float32)))
+    return lambda vector: nearest_cosine(vectors, vector)

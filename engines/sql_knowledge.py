@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import MetaData, String, Table, func, select
 from sqlalchemy.engine import Engine
 
+from engines.coverage_probe import nearest_cosine
 from engines.document_store import embedding_dim, open_vector_store
 from engines.settings import Settings
 from tools.sources import SourcesError
@@ -180,9 +181,7 @@ class SqlKnowledgeBase:
             field = self.store.embedding_field
             rows = self.store.client.query(self.store.collection_name, filter=f"type in [{kinds}]", output_fields=[field])
             self._coverage = np.asarray([row[field] for row in rows], dtype=np.float32)
-        if not len(self._coverage):
-            return 0.0
-        return float(np.max(self._coverage @ np.asarray(vector, dtype=np.float32)))
+        return nearest_cosine(self._coverage, vector)
 
     def _search(self, vector: list[float], kind: str, top_k: int) -> list[TextNode]:
         query = VectorStoreQuery(query_embedding=vector, similarity_top_k=top_k, filters=_kind_filter(kind))

@@ -14,6 +14,7 @@ import json
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Callable
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -43,18 +44,22 @@ def rgb_correct(answer: str, gold: list) -> bool:
     return all(contains_answer(answer, g if isinstance(g, list) else [g]) for g in gold)
 
 
-def _engine(router: RagRouter, system: str, passages: list[str]) -> BaseQueryEngine:
-    index = SummaryIndex([TextNode(text=p) for p in passages])
-    if system == BASELINE:
-        return index.as_query_engine(llm=router.llm)
-    engine = build_answer_engine(index, index.as_retriever(), router.settings, router.llm, router.embed, rerank=False)
-    if system == OURS:
-        return engine
+def _engines(router: RagRouter) -> Callable[[str, list[str]], BaseQueryEngine]:
+    """`engine(system, passages)` for each question; what all questions share is built once."""
     # The suite scores answers from the given passages, so Corrective RAG's web fallback must not reach the web:
     # it is pointed at a closed local port and reports "unavailable", keeping the passages as the paper's
     # "ambiguous" action does.
     offline = router.settings.model_copy(update={"web_backend": "searxng", "searxng_url": CLOSED_PORT})
-    return CorrectiveQueryEngine(workflow=CorrectiveRAG(engine, router.llm, offline, load_output_guard(offline.output_guard_file)))
+    guard = load_output_guard(offline.output_guard_file)
+
+    def engine(system: str, passages: list[str]) -> BaseQueryEngine:
+        index = SummaryIndex([TextNode(text=p) for p in passages])
+        if system == BASELINE:
+            return index.as_query_engine(llm=router.llm)
+        plain = build_answer_engine(index, index.as_retriever(), router.settings, router.llm, router.embed, rerank=False)
+        return plain if system == OURS else CorrectiveQueryEngine(workflow=CorrectiveRAG(plain, router.llm, offline, guard))
+
+    return engine
 
 
 def _answer(engine: BaseQueryEngine, judge: FaithfulnessEvaluator, item: dict) -> dict:
@@ -103,8 +108,9 @@ def summarise(records: list[dict], items: list[dict]) -> dict:
 def run_answers_suite(router: RagRouter, items: list[dict], report: Report, log: RunLog) -> None:
     judge = FaithfulnessEvaluator(llm=router.llm)
     keyed = [(f"{i}:{q['set']}:{q['question']}", q) for i, q in enumerate(items)]
+    engine = _engines(router)
     results = {
-        name: log.run(name, keyed, lambda q, n=name: _answer(_engine(router, n, q["passages"]), judge, q))
+        name: log.run(name, keyed, lambda q, n=name: _answer(engine(n, q["passages"]), judge, q))
         for name in (OURS, CRAG, BASELINE)
     }
     summaries = {name: summarise(records, items) for name, records in results.items()}
