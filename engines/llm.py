@@ -66,6 +66,10 @@ def _local_llm(settings: Settings) -> LLM:
             response = self._model(prompt=prompt, **{**self.generate_kwargs, "stream": False, "stop": stop, **extra})
             return CompletionResponse(text=response["choices"][0]["text"], raw=response, logprobs=steps or None)
 
+        def complete_prefixed(self, prompt: str, prefix: str, stop: list[str]) -> str:
+            """The answer to `prompt` begun with `prefix` inside the chat template (prefix included)."""
+            return prefix + self.complete(self.completion_to_prompt(prompt) + prefix, formatted=True, stop=stop).text
+
         @llm_chat_callback()
         def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
             completion = self.complete(self.messages_to_prompt(messages), formatted=True, **kwargs)
@@ -82,6 +86,14 @@ def _local_llm(settings: Settings) -> LLM:
         completion_to_prompt=chatml_completion,
         verbose=False,
     )
+
+
+def complete_with_prefix(llm: LLM, prompt: str, prefix: str, stop: list[str]) -> str:
+    """The model's answer, begun with `prefix` where the model allows it (the local one: then it cannot open with
+    prose or a code fence); an endpoint's chat API cannot be begun for it, so its whole answer is returned."""
+    if hasattr(llm, "complete_prefixed"):
+        return llm.complete_prefixed(prompt, prefix, stop)
+    return llm.complete(prompt, stop=stop).text
 
 
 def build_llm(settings: Settings) -> LLM:

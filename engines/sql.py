@@ -65,8 +65,12 @@ class GuardedSQLDatabase(SQLDatabase):
         super().__init__(engine)
         self._row_limit = row_limit
 
+    @property
+    def sqlglot_dialect(self) -> str:
+        return SQLGLOT_DIALECTS.get(self.dialect, self.dialect)
+
     def guarded(self, command: str) -> str:
-        return guard_sql(command, set(self.get_usable_table_names()), SQLGLOT_DIALECTS.get(self.dialect, self.dialect), self._row_limit)
+        return guard_sql(command, set(self.get_usable_table_names()), self.sqlglot_dialect, self._row_limit)
 
     def run_sql(self, command: str) -> tuple[str, dict]:
         return super().run_sql(self.guarded(command))

@@ -17,13 +17,14 @@ from pathlib import Path
 
 import numpy as np
 import yaml
-from llama_index.core import SQLDatabase
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores import FilterOperator, MetadataFilter, MetadataFilters, VectorStoreQuery
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import MetaData, String, Table, func, select
 from sqlalchemy.engine import Engine
+from sqlalchemy.schema import CreateTable
+from sqlalchemy.types import NullType, UserDefinedType
 
 from engines.coverage_probe import nearest_cosine
 from engines.document_store import embedding_dim, open_vector_store
@@ -78,23 +79,24 @@ def _cell(value: object) -> str:
     return text if len(text) <= MAX_CELL_CHARS else text[: MAX_CELL_CHARS - 1] + "…"
 
 
-def table_entry(database: SQLDatabase, table: Table) -> str:
-    """LlamaIndex's own table summary (columns with types and comments, foreign keys), then the values of its
-    low-cardinality text columns, so the model writes `'Planned'`, not `'planned'` or `'Under Construction'`.
+def table_entry(engine: Engine, table: Table) -> str:
+    """The table's CREATE TABLE statement in the database's dialect (columns, types, keys), then, as SQL comments,
+    the values of its low-cardinality text columns, so the model writes `'Planned'`, not `'planned'`.
 
-    Tried on dev first: CREATE TABLE statements with three sample rows (Rajkumar et al. 2022) made prompts ~2.5x
-    as long, slower to read, and the 1.5B default joined tables more often (README).
+    Measured on 120 Spider dev questions with the 1.5B default (README): CREATE TABLE statements and a SQL-comment
+    question got 66.7 % of first attempts right where LlamaIndex's "Table 'x' has columns: ..." summaries got
+    54.2 %; three sample rows per table added little (68.3 %) for longer prompts.
     """
-    lines = [database.get_single_table_info(table.name)]
-    with database.engine.connect() as conn:
+    lines = [line.rstrip().replace(" ,", ",") for line in str(CreateTable(table).compile(engine)).strip().splitlines()]
+    with engine.connect() as conn:
         rows = conn.execute(select(func.count()).select_from(table)).scalar() or 0
         for column in table.columns:
-            if not isinstance(column.type, String):
+            if not isinstance(column.type, (String, _Untyped)):  # untyped SQLite columns often hold text
                 continue
             values = conn.execute(select(column).distinct().where(column.is_not(None)).limit(LOW_CARDINALITY + 1)).scalars().all()
             # Categories repeat (a status, a continent); names in a 15-row table do not, and would only add length.
             if 1 < len(values) <= min(LOW_CARDINALITY, rows // 2):
-                lines.append(f"Values of {table.name}.{column.name}: {', '.join(repr(_cell(v)) for v in values)}")
+                lines.append(f"-- Values of {table.name}.{column.name}: {', '.join(repr(_cell(v)) for v in values)}")
     return "\n".join(lines)
 
 
@@ -104,12 +106,22 @@ def _node(kind: str, origin: str, text: str, **extra: str) -> TextNode:
     return TextNode(id_=ident, text=text, metadata={"type": kind, "origin": origin, **extra}, excluded_embed_metadata_keys=["type", "origin", "sql", "added"])
 
 
+class _Untyped(UserDefinedType):
+    """A column declared without a type (SQLite allows it), which CreateTable cannot otherwise write."""
+
+    cache_ok = True
+
+    def get_col_spec(self) -> str:
+        return ""
+
+
 def schema_entries(engine: Engine) -> list[TextNode]:
     """One `ddl` entry per table; a `description` entry for each table or column comment the database holds."""
     metadata = MetaData()
     metadata.reflect(engine)
-    database = SQLDatabase(engine, metadata=metadata)
-    nodes = [_node("ddl", "schema", table_entry(database, table), table=name) for name, table in sorted(metadata.tables.items())]
+    for column in (c for table in metadata.tables.values() for c in table.columns if isinstance(c.type, NullType)):
+        column.type = _Untyped()  # this reflection is private to this function
+    nodes = [_node("ddl", "schema", table_entry(engine, table), table=name) for name, table in sorted(metadata.tables.items())]
     for name, table in sorted(metadata.tables.items()):
         comments = [f"{name}: {table.comment}"] if table.comment else []
         comments += [f"{name}.{c.name}: {c.comment}" for c in table.columns if c.comment]

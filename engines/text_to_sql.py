@@ -13,19 +13,21 @@ import time
 from llama_index.core.base.response.schema import Response
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import CustomQueryEngine
-from llama_index.core.bridge.pydantic import ConfigDict
+from llama_index.core.bridge.pydantic import ConfigDict, PrivateAttr
 from sqlalchemy import inspect
 
 from engines.language import has_chinese
+from engines.llm import complete_with_prefix
 from engines.sql import GuardedSQLDatabase
+from engines.sql_aliases import requalify
 from engines.sql_guard import SQLRefused
 from engines.sql_knowledge import Knowledge, SqlKnowledgeBase
-from engines.sql_prompts import ANSWER_FROM_ROWS, repair_prompt, write_prompt
+from engines.sql_prompts import ANSWER_FROM_ROWS, SQL_PREFIX, repair_prompt, write_prompt
 from engines.sql_repair import Failure, classify_error, classify_refusal, repair_hint
 from engines.trace import SqlAttempt
 
 FENCE = "```"
-SQL_STOP = ["\n\n", "SQLResult:"]
+SQL_STOP = ["\n\n", ";", "SQLResult:"]
 NO_RESULT_EN = "I could not get an answer from the database: {error}"
 NO_RESULT_ZH = "无法从数据库得到答案：{error}"
 
@@ -42,18 +44,21 @@ def extract_sql(text: str) -> str:
 
 
 def write_sql(llm: LLM, prompt: str) -> str:
-    """Ask for SQL only: generation stops at a blank line or where the model would invent a result."""
-    return extract_sql(llm.complete(prompt, stop=SQL_STOP).text)
+    """Ask for SQL only: the answer begins with SELECT and stops at the statement's end or a blank line."""
+    return extract_sql(complete_with_prefix(llm, prompt, SQL_PREFIX, SQL_STOP))
 
 
 def _since(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 1)
 
 
-def schema_names(database: GuardedSQLDatabase) -> list[str]:
+def table_columns(database: GuardedSQLDatabase) -> dict[str, list[str]]:
     inspector = inspect(database.engine)
-    tables = sorted(database.get_usable_table_names())
-    return tables + [f"{t}.{c['name']}" for t in tables for c in inspector.get_columns(t)]
+    return {t: [c["name"] for c in inspector.get_columns(t)] for t in sorted(database.get_usable_table_names())}
+
+
+def schema_names(columns: dict[str, list[str]]) -> list[str]:
+    return list(columns) + [f"{t}.{c}" for t, names in columns.items() for c in names]
 
 
 class TextToSQLQueryEngine(CustomQueryEngine):
@@ -64,6 +69,13 @@ class TextToSQLQueryEngine(CustomQueryEngine):
     write_answer: bool = True  # False: rows and SQL only (the SQL suite scores only the SQL)
     max_attempts: int = 3
     schema_budget_chars: int = 12_000
+    _columns: dict[str, list[str]] | None = PrivateAttr(default=None)
+
+    @property
+    def columns(self) -> dict[str, list[str]]:
+        if self._columns is None:
+            self._columns = table_columns(self.database)
+        return self._columns
 
     def custom_query(self, query_str: str) -> Response:
         start = time.perf_counter()
@@ -86,7 +98,7 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         attempts: list[SqlAttempt] = []
         while len(attempts) < self.max_attempts:
             start = time.perf_counter()
-            sql = write_sql(self.llm, prompt)
+            sql, moved = self._requalify(write_sql(self.llm, prompt))
             if not sql:  # the model closed its SQL block at once: ask again, as for a syntax error
                 attempts.append(SqlAttempt(sql=sql, error="the model wrote no SQL", kind="empty", ms=_since(start)))
                 prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, "(nothing)", "the answer held no SQL")
@@ -94,29 +106,33 @@ class TextToSQLQueryEngine(CustomQueryEngine):
             if any(a.sql == sql for a in attempts):  # the model repeats itself: more tries will not help
                 attempts.append(SqlAttempt(sql=sql, error="the model returned a query it had already tried", kind="repeated"))
                 break
-            attempt, failure, rows = self._try(sql)
+            attempt, failure, rows = self._try(sql, moved)
             attempt.ms = _since(start)
             attempts.append(attempt)
             if failure is None:
                 return attempts, rows
             if not failure.fixable:
                 break
-            hint = repair_hint(failure, schema_names(self.database))
+            hint = repair_hint(failure, schema_names(self.columns))
             prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, sql, hint)
         return attempts, {}
 
-    def _try(self, sql: str) -> tuple[SqlAttempt, Failure | None, dict]:
+    def _requalify(self, sql: str) -> tuple[str, list[str]]:
+        lowered = {t.lower(): {c.lower() for c in names} for t, names in self.columns.items()}
+        return requalify(sql, lowered, self.database.sqlglot_dialect)
+
+    def _try(self, sql: str, moved: list[str]) -> tuple[SqlAttempt, Failure | None, dict]:
         try:
             ran = self.database.guarded(sql)
         except SQLRefused as err:
             failure = classify_refusal(err)
-            return SqlAttempt(sql=sql, error=failure.message, kind=failure.kind), failure, {}
+            return SqlAttempt(sql=sql, moved=moved, error=failure.message, kind=failure.kind), failure, {}
         try:
             _, rows = self.database.run_sql(ran)
         except Exception as err:  # the database's own error: classified, and sent back to the model when fixable
             failure = classify_error(err)
-            return SqlAttempt(sql=sql, ran=ran, error=failure.message, kind=failure.kind), failure, {}
-        return SqlAttempt(sql=sql, ran=ran), None, {"result": rows["result"], "col_keys": rows["col_keys"]}
+            return SqlAttempt(sql=sql, moved=moved, ran=ran, error=failure.message, kind=failure.kind), failure, {}
+        return SqlAttempt(sql=sql, moved=moved, ran=ran), None, {"result": rows["result"], "col_keys": rows["col_keys"]}
 
     def _answer(self, question: str, metadata: dict, last: SqlAttempt) -> str:
         if last.error:  # no rows to answer from: say so plainly rather than let the model guess

@@ -35,10 +35,10 @@ def knowledge(tmp_path_factory: pytest.TempPathFactory, database: GuardedSQLData
 def test_schema_entries_hold_columns_keys_and_category_values(database: GuardedSQLDatabase) -> None:
     ddl = {n.metadata["table"]: n.get_content() for n in schema_entries(database.engine) if n.metadata["type"] == "ddl"}
     assert set(ddl) == {"customers", "orders", "products"}
-    assert ddl["products"].startswith("Table 'products' has columns: id (INTEGER), name (TEXT)")
-    assert "Values of products.category: 'electronics', 'furniture', 'food', 'stationery'" in ddl["products"]
+    assert ddl["products"].startswith("CREATE TABLE products (\n\tid INTEGER,\n\tname TEXT NOT NULL,")
+    assert "-- Values of products.category: 'electronics', 'furniture', 'food', 'stationery'" in ddl["products"]
     assert "Laptop Pro 14" not in ddl["products"]  # eight names in eight rows are not categories
-    assert "['customer_id'] -> customers.['id']" in ddl["orders"]
+    assert "FOREIGN KEY(customer_id) REFERENCES customers (id)" in ddl["orders"]
 
 
 def test_refilling_adds_nothing_and_a_changed_file_replaces_its_entries(knowledge: SqlKnowledgeBase, database, tmp_path: Path) -> None:
@@ -56,8 +56,8 @@ def test_retrieval_groups_tables_descriptions_and_examples(knowledge: SqlKnowled
     assert len(found.tables) == 3 and any("'Shanghai'" in d for d in found.descriptions)
     assert found.examples[0] == ("北京有哪些客户？", "SELECT name FROM customers WHERE city = 'Beijing'")
     prompt = write_prompt("上海有哪些客户？", found, "sqlite", 12_000)
-    assert prompt.index("### Tables") < prompt.index("### Descriptions") < prompt.index("### Examples") < prompt.index("SQLQuery: ")
-    assert "SQLite has no EXTRACT" in prompt
+    assert prompt.index("CREATE TABLE") < prompt.index("-- What the tables") < prompt.index("-- Questions answered") < prompt.index("-- 上海有哪些客户？")
+    assert "SELECT name FROM customers WHERE city = 'Beijing';" in prompt and "SQLite has no EXTRACT" in prompt
 
 
 def test_an_example_added_from_the_app_is_used(knowledge: SqlKnowledgeBase) -> None:
