@@ -14,16 +14,16 @@ from llama_index.core.base.response.schema import Response
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import CustomQueryEngine
 from llama_index.core.bridge.pydantic import ConfigDict, PrivateAttr
-from sqlalchemy import inspect
 
 from engines.language import has_chinese
 from engines.llm import complete_with_prefix
 from engines.sql import GuardedSQLDatabase
-from engines.sql_aliases import requalify
+from engines.sql_fixes import fix_columns
 from engines.sql_guard import SQLRefused
 from engines.sql_knowledge import Knowledge, SqlKnowledgeBase
 from engines.sql_prompts import ANSWER_FROM_ROWS, SQL_PREFIX, repair_prompt, write_prompt
 from engines.sql_repair import Failure, classify_error, classify_refusal, repair_hint
+from engines.sql_schema import Schema, read_schema
 from engines.trace import SqlAttempt
 
 FENCE = "```"
@@ -52,15 +52,6 @@ def _since(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 1)
 
 
-def table_columns(database: GuardedSQLDatabase) -> dict[str, list[str]]:
-    inspector = inspect(database.engine)
-    return {t: [c["name"] for c in inspector.get_columns(t)] for t in sorted(database.get_usable_table_names())}
-
-
-def schema_names(columns: dict[str, list[str]]) -> list[str]:
-    return list(columns) + [f"{t}.{c}" for t, names in columns.items() for c in names]
-
-
 class TextToSQLQueryEngine(CustomQueryEngine):
     model_config = ConfigDict(arbitrary_types_allowed=True)
     database: GuardedSQLDatabase
@@ -69,13 +60,13 @@ class TextToSQLQueryEngine(CustomQueryEngine):
     write_answer: bool = True  # False: rows and SQL only (the SQL suite scores only the SQL)
     max_attempts: int = 3
     schema_budget_chars: int = 12_000
-    _columns: dict[str, list[str]] | None = PrivateAttr(default=None)
+    _schema: Schema | None = PrivateAttr(default=None)
 
     @property
-    def columns(self) -> dict[str, list[str]]:
-        if self._columns is None:
-            self._columns = table_columns(self.database)
-        return self._columns
+    def schema(self) -> Schema:
+        if self._schema is None:
+            self._schema = read_schema(self.database.engine, sorted(self.database.get_usable_table_names()))
+        return self._schema
 
     def custom_query(self, query_str: str) -> Response:
         start = time.perf_counter()
@@ -98,7 +89,7 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         attempts: list[SqlAttempt] = []
         while len(attempts) < self.max_attempts:
             start = time.perf_counter()
-            sql, moved = self._requalify(write_sql(self.llm, prompt))
+            sql, fixes = self._fix(write_sql(self.llm, prompt))
             if not sql:  # the model closed its SQL block at once: ask again, as for a syntax error
                 attempts.append(SqlAttempt(sql=sql, error="the model wrote no SQL", kind="empty", ms=_since(start)))
                 prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, "(nothing)", "the answer held no SQL")
@@ -106,33 +97,32 @@ class TextToSQLQueryEngine(CustomQueryEngine):
             if any(a.sql == sql for a in attempts):  # the model repeats itself: more tries will not help
                 attempts.append(SqlAttempt(sql=sql, error="the model returned a query it had already tried", kind="repeated"))
                 break
-            attempt, failure, rows = self._try(sql, moved)
+            attempt, failure, rows = self._try(sql, fixes)
             attempt.ms = _since(start)
             attempts.append(attempt)
             if failure is None:
                 return attempts, rows
             if not failure.fixable:
                 break
-            hint = repair_hint(failure, schema_names(self.columns))
+            hint = repair_hint(failure, self.schema.names)
             prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, sql, hint)
         return attempts, {}
 
-    def _requalify(self, sql: str) -> tuple[str, list[str]]:
-        lowered = {t.lower(): {c.lower() for c in names} for t, names in self.columns.items()}
-        return requalify(sql, lowered, self.database.sqlglot_dialect)
+    def _fix(self, sql: str) -> tuple[str, list[str]]:
+        return fix_columns(sql, self.schema, self.database.sqlglot_dialect)
 
-    def _try(self, sql: str, moved: list[str]) -> tuple[SqlAttempt, Failure | None, dict]:
+    def _try(self, sql: str, fixes: list[str]) -> tuple[SqlAttempt, Failure | None, dict]:
         try:
             ran = self.database.guarded(sql)
         except SQLRefused as err:
             failure = classify_refusal(err)
-            return SqlAttempt(sql=sql, moved=moved, error=failure.message, kind=failure.kind), failure, {}
+            return SqlAttempt(sql=sql, fixes=fixes, error=failure.message, kind=failure.kind), failure, {}
         try:
             _, rows = self.database.run_sql(ran)
         except Exception as err:  # the database's own error: classified, and sent back to the model when fixable
             failure = classify_error(err)
-            return SqlAttempt(sql=sql, moved=moved, ran=ran, error=failure.message, kind=failure.kind), failure, {}
-        return SqlAttempt(sql=sql, moved=moved, ran=ran), None, {"result": rows["result"], "col_keys": rows["col_keys"]}
+            return SqlAttempt(sql=sql, fixes=fixes, ran=ran, error=failure.message, kind=failure.kind), failure, {}
+        return SqlAttempt(sql=sql, fixes=fixes, ran=ran), None, {"result": rows["result"], "col_keys": rows["col_keys"]}
 
     def _answer(self, question: str, metadata: dict, last: SqlAttempt) -> str:
         if last.error:  # no rows to answer from: say so plainly rather than let the model guess

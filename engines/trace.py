@@ -32,11 +32,11 @@ class Passage(BaseModel):
 
 
 class SqlAttempt(BaseModel):
-    """One query the model wrote: as written (with any misplaced table qualifier moved to the table that has the
-    column, listed in `moved`), as run (after the guard), and why it failed, if it did."""
+    """One query the model wrote: as written (after the schema-guided fixes listed in `fixes`: a column moved to the
+    table that has it, a forgotten join added), as run (after the guard), and why it failed, if it did."""
 
     sql: str
-    moved: list[str] = []
+    fixes: list[str] = []
     ran: str | None = None
     error: str | None = None
     kind: str | None = None

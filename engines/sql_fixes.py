@@ -1,0 +1,102 @@
+"""Schema-guided fixes of model-written SQL, made before it runs, where the schema leaves only one reading.
+
+Two mistakes of the 1.5B default are the commonest execution errors on Spider dev, and the repair loop rarely
+fixes them (told "no such column: Height" and even where Height is and how to join it, the model wrote the
+same query again in three of four probes):
+- a column qualified with the wrong alias (`T2.name` where `name` is a column of T1): the column moves to the
+  only other table of the same SELECT that has it, and a table joined only for such columns is dropped;
+- a column of a table the query forgot to join (`SELECT name FROM poker_player`, where `name` is in `people`):
+  when the SELECT reads one table, exactly one other table has every missing column, and exactly one foreign
+  key links the two, that table is joined on that key and the SELECT's columns are qualified.
+sqlglot's optimizer (`qualify_columns`) validates names but does not move or join, hence this small pass.
+Anything else is left as written: the database's error then goes back to the model.
+"""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.optimizer.scope import Scope, traverse_scope
+
+from engines.sql_schema import Schema
+
+
+def _own_columns(scope: Scope) -> list[exp.Column]:
+    """The scope's columns that belong to its own SELECT, not to a subquery inside it."""
+    return [c for c in scope.columns if c.find_ancestor(exp.Select) is scope.expression]
+
+
+def _tables(scope: Scope) -> dict[str, str]:
+    return {alias: source.name.lower() for alias, source in scope.sources.items() if isinstance(source, exp.Table)}
+
+
+def _requalify(scope: Scope, columns: dict[str, set[str]]) -> list[str]:
+    tables, moves, emptied = _tables(scope), [], set()
+    for column in _own_columns(scope):
+        name, qualifier = column.name.lower(), column.table
+        if qualifier not in tables or name in columns.get(tables[qualifier], {name}):
+            continue
+        owners = [alias for alias, table in tables.items() if name in columns.get(table, set())]
+        if len(owners) == 1:
+            moves.append(f"{qualifier}.{column.name} -> {owners[0]}.{column.name}")
+            column.set("table", exp.to_identifier(owners[0]))
+            emptied.add(qualifier)
+    unused = [join for alias in sorted(emptied) if (join := _unused_join(scope, alias)) is not None]
+    for join in unused:
+        join.pop()
+    return moves + [f"dropped the join of {join.this.sql()}, which no column reads" for join in unused]
+
+
+def _unused_join(scope: Scope, alias: str) -> exp.Join | None:
+    """The join of `alias` when, after its columns moved away, nothing but its own ON condition reads it: the
+    model joined that table only for columns that were never in it (on Spider dev: `singer JOIN
+    singer_in_concert` to read the singer's own country), and the join would only repeat or drop rows."""
+    join = next((j for j in scope.expression.args.get("joins") or [] if j.this.alias_or_name == alias), None)
+    if join is None:
+        return None
+    readers = [c for c in scope.expression.find_all(exp.Column) if c.table == alias and c.find_ancestor(exp.Join) is not join]
+    return None if readers else join
+
+
+def _link(schema: Schema, one: str, other: str) -> tuple[str, str] | None:
+    """The columns (on `one`, on `other`) of the only foreign key between two tables; None if none or several."""
+    found = [(a, b) if t.lower() == one else (b, a) for t, a, r, b in schema.links if {t.lower(), r.lower()} == {one, other}]
+    return found[0] if len(found) == 1 else None
+
+
+def _join_missing(scope: Scope, schema: Schema, columns: dict[str, set[str]]) -> list[str]:
+    select, tables = scope.expression, _tables(scope)
+    if not isinstance(select, exp.Select) or len(tables) != 1 or select.args.get("joins"):
+        return []
+    (alias, table), = tables.items()
+    named = {e.alias.lower() for e in select.expressions if e.alias}
+    own = [c for c in _own_columns(scope) if not c.table or c.table == alias]
+    missing = {c.name.lower() for c in own} - columns.get(table, set()) - named
+    if not missing:
+        return []
+    others = [t for t in schema.columns if t.lower() != table and missing <= columns[t.lower()]]
+    link = _link(schema, table, others[0].lower()) if len(others) == 1 else None
+    if link is None:
+        return []
+    other = others[0]
+    for column in own:
+        if column.name.lower() not in named:
+            column.set("table", exp.to_identifier(alias if column.name.lower() in columns[table] else other))
+    select.join(exp.to_table(other), on=f"{alias}.{link[0]} = {other}.{link[1]}", copy=False)
+    return [f"joined {other} ON {alias}.{link[0]} = {other}.{link[1]}"]
+
+
+def fix_columns(sql: str, schema: Schema, dialect: str = "sqlite") -> tuple[str, list[str]]:
+    """The query with its column references fixed where only one reading exists, and the fixes made.
+
+    Unparsable SQL is returned as it is: the guard then refuses it with the parser's message.
+    """
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except sqlglot.errors.ParseError:
+        return sql, []
+    columns = schema.lowered()
+    fixes: list[str] = []
+    for scope in traverse_scope(tree):
+        fixes += _requalify(scope, columns) + _join_missing(scope, schema, columns)
+    return (tree.sql(dialect=dialect), fixes) if fixes else (sql, [])

@@ -1,0 +1,61 @@
+"""Schema-guided SQL fixes: made only where the schema leaves one reading, never otherwise."""
+
+from __future__ import annotations
+
+from engines.sql_fixes import fix_columns
+from engines.sql_schema import Schema
+
+SINGERS = Schema(
+    columns={
+        "singer": ["Singer_ID", "Name", "Age", "Country"],
+        "singer_in_concert": ["Singer_ID", "concert_ID"],
+        "concert": ["concert_ID", "Name", "Year"],
+    },
+    links=[("singer_in_concert", "Singer_ID", "singer", "Singer_ID"), ("singer_in_concert", "concert_ID", "concert", "concert_ID")],
+)
+POKER = Schema(
+    columns={"people": ["People_ID", "Name", "Height"], "poker_player": ["Poker_Player_ID", "People_ID", "Earnings", "Money_Rank"]},
+    links=[("poker_player", "People_ID", "people", "People_ID")],
+)
+
+
+def test_a_column_on_the_wrong_alias_moves_to_the_table_that_has_it() -> None:
+    sql, fixes = fix_columns("SELECT T2.Age, T2.concert_ID FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID", SINGERS)
+    assert sql == "SELECT T1.Age, T2.concert_ID FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID"
+    assert fixes == ["T2.Age -> T1.Age"]
+
+
+def test_a_column_two_joined_tables_have_is_left_alone() -> None:
+    sql = "SELECT T2.Name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID JOIN concert AS T3 ON T2.concert_ID = T3.concert_ID"
+    assert fix_columns(sql, SINGERS) == (sql, [])
+
+
+def test_a_forgotten_join_is_added_on_the_only_foreign_key() -> None:
+    sql, fixes = fix_columns("SELECT Money_Rank FROM poker_player ORDER BY Height DESC LIMIT 1", POKER)
+    assert sql == "SELECT poker_player.Money_Rank FROM poker_player JOIN people ON poker_player.People_ID = people.People_ID ORDER BY people.Height DESC LIMIT 1"
+    assert fixes == ["joined people ON poker_player.People_ID = people.People_ID"]
+
+
+def test_a_forgotten_join_inside_a_subquery_is_added_there() -> None:
+    sql, _ = fix_columns("SELECT Name FROM singer WHERE Singer_ID NOT IN (SELECT Singer_ID FROM singer_in_concert WHERE Year = 2014)", SINGERS)
+    assert "(SELECT singer_in_concert.Singer_ID FROM singer_in_concert JOIN concert ON singer_in_concert.concert_ID = concert.concert_ID WHERE concert.Year = 2014)" in sql
+    assert sql.startswith("SELECT Name FROM singer WHERE")
+
+
+def test_no_join_when_the_tables_are_not_linked_or_the_name_is_an_output_alias() -> None:
+    for sql in (
+        "SELECT Year FROM singer",  # concert has Year, but no key links it to singer directly
+        "SELECT COUNT(*) AS total FROM singer ORDER BY total",
+        "SELECT Name FROM singer WHERE Age > (SELECT AVG(Age) FROM singer)",
+        "SELECT T1.nmae FROM singer AS T1",  # no table has it: the database's error goes back to the model
+        "SELEC name FROM",
+    ):
+        assert fix_columns(sql, SINGERS) == (sql, [])
+
+
+def test_a_table_joined_only_for_columns_it_lacks_is_dropped_and_a_used_one_kept() -> None:
+    sql, fixes = fix_columns("SELECT DISTINCT T2.Country FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID WHERE T1.Age > 20", SINGERS)
+    assert sql == "SELECT DISTINCT T1.Country FROM singer AS T1 WHERE T1.Age > 20"
+    assert fixes == ["T2.Country -> T1.Country", "dropped the join of singer_in_concert AS T2, which no column reads"]
+    kept, _ = fix_columns("SELECT T2.Age, COUNT(T2.concert_ID) FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID GROUP BY T1.Singer_ID", SINGERS)
+    assert "JOIN singer_in_concert AS T2" in kept and kept.startswith("SELECT T1.Age, COUNT(T2.concert_ID)")
