@@ -19,6 +19,7 @@ from engines.language import has_chinese
 from engines.llm import complete_with_prefix
 from engines.sql import GuardedSQLDatabase
 from engines.sql_fixes import fix_columns
+from engines.sql_values import match_values
 from engines.sql_guard import SQLRefused
 from engines.sql_knowledge import Knowledge, SqlKnowledgeBase
 from engines.sql_prompts import ANSWER_FROM_ROWS, SQL_PREFIX, repair_prompt, write_prompt
@@ -109,7 +110,11 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         return attempts, {}
 
     def _fix(self, sql: str) -> tuple[str, list[str]]:
-        return fix_columns(sql, self.schema, self.database.sqlglot_dialect)
+        """The schema-guided fixes (names, joins), then compared strings in their stored spelling."""
+        dialect = self.database.sqlglot_dialect
+        sql, fixes = fix_columns(sql, self.schema, dialect)
+        sql, spellings = match_values(sql, self.database.engine, self.schema.columns, dialect)
+        return sql, fixes + spellings
 
     def _try(self, sql: str, fixes: list[str]) -> tuple[SqlAttempt, Failure | None, dict]:
         try:

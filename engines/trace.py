@@ -32,8 +32,9 @@ class Passage(BaseModel):
 
 
 class SqlAttempt(BaseModel):
-    """One query the model wrote: as written (after the schema-guided fixes listed in `fixes`: a column moved to the
-    table that has it, a forgotten join added), as run (after the guard), and why it failed, if it did."""
+    """One query the model wrote: as written (after the fixes listed in `fixes`: a column moved to the table that
+    has it, a forgotten join added, a compared string put in its stored spelling), as run (after the guard), and
+    why it failed, if it did."""
 
     sql: str
     fixes: list[str] = []

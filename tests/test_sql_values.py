@@ -1,0 +1,45 @@
+"""Compared strings take the spelling stored in the column, only where exactly one stored value matches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine
+from sqlalchemy.engine import Engine
+
+from engines.sql_values import match_values
+
+COLUMNS = {"pets": ["PetID", "PetType", "weight"], "owners": ["name", "PetID"]}
+
+
+@pytest.fixture()
+def engine(tmp_path: Path) -> Engine:
+    engine = create_engine(f"sqlite:///{tmp_path / 'pets.sqlite'}")
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE pets (PetID INTEGER, PetType TEXT, weight REAL)")
+        conn.exec_driver_sql("CREATE TABLE owners (name TEXT, PetID INTEGER)")
+        conn.exec_driver_sql("INSERT INTO pets VALUES (1, 'dog', 12.0), (2, 'cat', 3.5), (3, 'Bird', 0.1), (4, 'bird', 0.2)")
+        conn.exec_driver_sql("INSERT INTO owners VALUES ('Ana', 1)")
+    return engine
+
+
+def test_a_literal_in_the_wrong_case_takes_the_stored_spelling(engine: Engine) -> None:
+    sql, changes = match_values("SELECT COUNT(*) FROM pets AS T1 WHERE T1.PetType = 'Dog' OR T1.PetType IN ('CAT')", engine, COLUMNS)
+    assert sql == "SELECT COUNT(*) FROM pets AS T1 WHERE T1.PetType = 'dog' OR T1.PetType IN ('cat')"
+    assert changes == ["'Dog' -> 'dog'", "'CAT' -> 'cat'"]
+
+
+def test_stored_ambiguous_unknown_and_unresolvable_literals_stay(engine: Engine) -> None:
+    for sql in (
+        "SELECT weight FROM pets WHERE PetType = 'cat'",  # stored as written
+        "SELECT weight FROM pets WHERE PetType = 'BIRD'",  # 'Bird' and 'bird': no single spelling
+        "SELECT weight FROM pets WHERE PetType = 'fish'",
+        "SELECT name FROM owners JOIN pets ON owners.PetID = pets.PetID WHERE PetID = 'x'",  # two tables have PetID
+    ):
+        assert match_values(sql, engine, COLUMNS) == (sql, [])
+
+
+def test_unqualified_columns_resolve_to_the_joined_table_that_has_them(engine: Engine) -> None:
+    sql, changes = match_values("SELECT name FROM owners JOIN pets ON owners.PetID = pets.PetID WHERE PetType = 'Dog' AND name = 'ana'", engine, COLUMNS)
+    assert changes == ["'Dog' -> 'dog'", "'ana' -> 'Ana'"] and sql.endswith("WHERE PetType = 'dog' AND name = 'Ana'")
