@@ -50,9 +50,10 @@ def _requalify(scope: Scope, columns: dict[str, set[str]]) -> list[str]:
 def _unused_join(scope: Scope, alias: str) -> exp.Join | None:
     """The join of `alias` when, after its columns moved away, nothing but its own ON condition reads it: the
     model joined that table only for columns that were never in it (on Spider dev: `singer JOIN
-    singer_in_concert` to read the singer's own country), and the join would only repeat or drop rows."""
+    singer_in_concert` to read the singer's own country), and the join would only repeat or drop rows. Kept
+    under an aggregate, where the joined rows may be what is counted ("how many orders of food")."""
     join = next((j for j in scope.expression.args.get("joins") or [] if j.this.alias_or_name == alias), None)
-    if join is None:
+    if join is None or any(a.find_ancestor(exp.Select) is scope.expression for a in scope.expression.find_all(exp.AggFunc)):
         return None
     readers = [c for c in scope.expression.find_all(exp.Column) if c.table == alias and c.find_ancestor(exp.Join) is not join]
     return None if readers else join

@@ -59,3 +59,8 @@ def test_a_table_joined_only_for_columns_it_lacks_is_dropped_and_a_used_one_kept
     assert fixes == ["T2.Country -> T1.Country", "dropped the join of singer_in_concert AS T2, which no column reads"]
     kept, _ = fix_columns("SELECT T2.Age, COUNT(T2.concert_ID) FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID GROUP BY T1.Singer_ID", SINGERS)
     assert "JOIN singer_in_concert AS T2" in kept and kept.startswith("SELECT T1.Age, COUNT(T2.concert_ID)")
+
+
+def test_a_join_under_an_aggregate_is_kept_as_its_rows_may_be_what_is_counted() -> None:
+    sql, fixes = fix_columns("SELECT COUNT(*) FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID WHERE T2.Country = 'France'", SINGERS)
+    assert fixes == ["T2.Country -> T1.Country"] and "JOIN singer_in_concert AS T2" in sql

@@ -119,3 +119,11 @@ def test_the_real_model_answers_a_chinese_question_from_the_shop(database, knowl
     response = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=llm).query("年龄大于40的客户有多少？")
     assert response.metadata["result"] == [(3,)] or response.metadata["result"] == [(3, )]
     assert "3" in str(response)
+
+
+def test_fixes_made_before_a_query_runs_are_in_its_attempt(database, knowledge) -> None:
+    writer = ScriptedSQLWriter(sqls=["SELECT COUNT(*) FROM products AS T1 JOIN orders AS T2 ON T1.id = T2.product_id WHERE T2.category = 'Food'"])
+    response = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=writer, write_answer=False).query("How many orders of food?")
+    attempt = response.metadata["attempts"][0]
+    assert attempt["fixes"] == ["T2.category -> T1.category", "'Food' -> 'food'"]
+    assert attempt["sql"].endswith("WHERE T1.category = 'food'") and attempt["error"] is None

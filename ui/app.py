@@ -110,10 +110,12 @@ def show_trace(index: int, trace: Trace) -> None:
         st.dataframe(pd.DataFrame(trace.rows, columns=trace.columns or None), use_container_width=True)
         if (chart := result_chart(trace)) is not None:
             st.altair_chart(chart, use_container_width=True)
-        if len(trace.sql_attempts) > 1:
+        if len(trace.sql_attempts) > 1 or any(a.fixes for a in trace.sql_attempts):
             with st.expander(f"SQL attempts ({len(trace.sql_attempts)})"):
                 for n, attempt in enumerate(trace.sql_attempts, 1):
                     st.markdown(f"**{n}.** " + (f"failed ({attempt.kind}): {attempt.error}" if attempt.error else "ran"))
+                    if attempt.fixes:
+                        st.caption("Fixed before it ran: " + "; ".join(attempt.fixes))
                     st.code(attempt.sql or "(no SQL)", language="sql")
         sql_feedback(index, trace)
     if trace.crag:
