@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlglot
 from sqlalchemy import column, func, select, table
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 from sqlglot import exp
 from sqlglot.optimizer.scope import traverse_scope
 
@@ -29,10 +30,13 @@ def _stored(engine: Engine, owner: tuple[str, str], literal: str) -> str | None:
     """The one stored value equal to `literal` ignoring case, when the literal itself is not stored."""
     target = column(owner[1])
     source = table(owner[0], target)
-    with engine.connect() as conn:
-        if conn.execute(select(target).select_from(source).where(target == literal).limit(1)).first():
-            return None
-        rows = conn.execute(select(target).select_from(source).where(func.lower(target) == literal.lower()).distinct().limit(2)).scalars().all()
+    try:
+        with engine.connect() as conn:
+            if conn.execute(select(target).select_from(source).where(target == literal).limit(1)).first():
+                return None
+            rows = conn.execute(select(target).select_from(source).where(func.lower(target) == literal.lower()).distinct().limit(2)).scalars().all()
+    except SQLAlchemyError:  # e.g. the time budget ran out on a large table: the literal stays as written
+        return None
     return rows[0] if len(rows) == 1 and isinstance(rows[0], str) else None
 
 
