@@ -54,9 +54,13 @@ def test_selectors_are_compared_side_by_side(app: AppTest) -> None:
     assert len(compared) == 2 and "→ **web**" in compared[0]
 
 
-def test_empty_question_shows_an_error(app: AppTest) -> None:
+def test_empty_and_huge_questions_are_messages_and_the_app_keeps_working(app: AppTest) -> None:
     app.chat_input[0].set_value("   ").run()
     assert any("empty" in e.value for e in app.error)
+    app.chat_input[0].set_value("How many customers? " * 400).run()  # a huge paste: 8,000 characters
+    assert not app.exception and any("the limit is 2,000" in e.value for e in app.error)
+    app.chat_input[0].set_value("How many customers are older than 30?").run()
+    assert not app.exception and any("SELECT" in c.value.upper() for c in app.code)
 
 
 def test_sql_feedback_stores_an_example_and_refuses_a_bad_correction(app: AppTest, router) -> None:
