@@ -9,6 +9,7 @@ from llama_index.core.indices.base import BaseIndex
 from llama_index.core.llms import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.query_engine import BaseQueryEngine, CitationQueryEngine
+from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from engines.compression import SafeSentenceOptimizer
 from engines.crag import CorrectiveQueryEngine, CorrectiveRAG
@@ -21,8 +22,22 @@ def uses_rerank(settings: Settings, language: str) -> bool:
     return settings.rerank == "on" or (settings.rerank == "auto" and language == "en")
 
 
+class RetrievalRank(BaseNodePostprocessor):
+    """Stamps each passage with its place in the retrieval order, before rerank, so the trace shows how rerank
+    moved it (`retrieved_rank`; hidden from the model and the embedder)."""
+
+    def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
+        for rank, scored in enumerate(nodes, 1):
+            node = scored.node
+            node.metadata["retrieved_rank"] = rank
+            for hidden in (node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys):
+                if "retrieved_rank" not in hidden:
+                    hidden.append("retrieved_rank")
+        return nodes
+
+
 def _postprocessors(settings: Settings, embed_model: BaseEmbedding, rerank: bool) -> list[BaseNodePostprocessor]:
-    steps: list[BaseNodePostprocessor] = []
+    steps: list[BaseNodePostprocessor] = [RetrievalRank()]
     if rerank:
         from engines.rerank import build_reranker  # imports torch: only when a source reranks
 

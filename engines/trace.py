@@ -29,6 +29,7 @@ class Passage(BaseModel):
     score: float | None = None
     text: str
     url: str | None = None
+    retrieved_rank: int | None = None  # its place in the retrieval order, before rerank
 
 
 class SqlAttempt(BaseModel):

@@ -127,7 +127,8 @@ def show_trace(index: int, trace: Trace) -> None:
     if trace.passages:
         with st.expander(f"Passages used ({len(trace.passages)})"):
             for i, p in enumerate(trace.passages, 1):
-                st.markdown(f"**[{i}] {p.source} / {p.url or p.id}**" + (f" · score {p.score:.3f}" if p.score is not None else ""))
+                moved = f" · retrieved #{p.retrieved_rank}" if p.retrieved_rank is not None else ""
+                st.markdown(f"**[{i}] {p.source} / {p.url or p.id}**" + (f" · score {p.score:.3f}" if p.score is not None else "") + moved)
                 st.text(p.text)
     for note in trace.notes:
         st.warning(note)
