@@ -18,26 +18,29 @@ from engines.prompts import CITATION_QA, CITATION_REFINE
 from engines.settings import Settings
 
 
+STAMPS = ("retrieved_rank", "retrieved_chars")
+
+
 def uses_rerank(settings: Settings, language: str) -> bool:
     return settings.rerank == "on" or (settings.rerank == "auto" and language == "en")
 
 
-class RetrievalRank(BaseNodePostprocessor):
-    """Stamps each passage with its place in the retrieval order, before rerank, so the trace shows how rerank
-    moved it (`retrieved_rank`; hidden from the model and the embedder)."""
+class RetrievalStamp(BaseNodePostprocessor):
+    """Stamps each passage with its place in the retrieval order and its length, before rerank and compression,
+    so the trace shows how rerank moved it and how much compression cut (`retrieved_rank`, `retrieved_chars`;
+    hidden from the model and the embedder)."""
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
         for rank, scored in enumerate(nodes, 1):
             node = scored.node
-            node.metadata["retrieved_rank"] = rank
+            node.metadata.update(retrieved_rank=rank, retrieved_chars=len(node.get_content()))
             for hidden in (node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys):
-                if "retrieved_rank" not in hidden:
-                    hidden.append("retrieved_rank")
+                hidden.extend(k for k in STAMPS if k not in hidden)
         return nodes
 
 
 def _postprocessors(settings: Settings, embed_model: BaseEmbedding, rerank: bool) -> list[BaseNodePostprocessor]:
-    steps: list[BaseNodePostprocessor] = [RetrievalRank()]
+    steps: list[BaseNodePostprocessor] = [RetrievalStamp()]
     if rerank:
         from engines.rerank import build_reranker  # imports torch: only when a source reranks
 

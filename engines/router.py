@@ -137,5 +137,6 @@ def _passage(source: str, node: NodeWithScore) -> Passage:
     text = CITATION_PREFIX.sub("", node.node.get_content()).strip()
     # A page the documents path fetched from the web (Corrective RAG's fallback) is the web's, not the collection's.
     return Passage(
-        source="web" if meta.get("url") else source, id=str(ident), score=node.score, text=text, url=meta.get("url"), retrieved_rank=meta.get("retrieved_rank")
+        source="web" if meta.get("url") else source, id=str(ident), score=node.score, text=text, url=meta.get("url"),
+        retrieved_rank=meta.get("retrieved_rank"), retrieved_chars=meta.get("retrieved_chars"),
     )

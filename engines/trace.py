@@ -30,6 +30,7 @@ class Passage(BaseModel):
     text: str
     url: str | None = None
     retrieved_rank: int | None = None  # its place in the retrieval order, before rerank
+    retrieved_chars: int | None = None  # its length before compression
 
 
 class SqlAttempt(BaseModel):

@@ -14,7 +14,7 @@ def test_documents_question_routes_to_the_handbook_and_cites_it(router) -> None:
     assert trace.route.chosen == "handbook"
     assert re.search(r"\b(three|3)\b", trace.answer, re.I)
     assert any(p.id == "remote-work-policy-2023.md" for p in trace.passages)
-    assert all(p.retrieved_rank >= 1 for p in trace.passages)  # where each stood before rerank, for the app
+    assert all(p.retrieved_rank >= 1 and p.retrieved_chars > 0 for p in trace.passages)  # before rerank and compression
     assert {c.name for c in trace.route.candidates} == {"handbook", "shop", "web"}
 
 

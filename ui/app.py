@@ -15,6 +15,7 @@ from engines.router import QuestionError, RagRouter
 from engines.settings import Settings
 from engines.trace import Trace
 from ui.charts import result_chart, route_chart, stage_chart
+from ui.passages import passage_facts
 from ui.cli import USER_ERRORS
 
 st.set_page_config(page_title="ragrouter", page_icon="🧭", layout="wide")
@@ -127,8 +128,7 @@ def show_trace(index: int, trace: Trace) -> None:
     if trace.passages:
         with st.expander(f"Passages used ({len(trace.passages)})"):
             for i, p in enumerate(trace.passages, 1):
-                moved = f" · retrieved #{p.retrieved_rank}" if p.retrieved_rank is not None else ""
-                st.markdown(f"**[{i}] {p.source} / {p.url or p.id}**" + (f" · score {p.score:.3f}" if p.score is not None else "") + moved)
+                st.markdown(f"**[{i}] {p.source} / {p.url or p.id}**" + passage_facts(p))
                 st.text(p.text)
     for note in trace.notes:
         st.warning(note)
