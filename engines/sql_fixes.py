@@ -96,7 +96,7 @@ def fix_columns(sql: str, schema: Schema, dialect: str = "sqlite") -> tuple[str,
         tree = sqlglot.parse_one(sql, read=dialect)
     except sqlglot.errors.ParseError:
         return sql, []
-    columns = schema.lowered()
+    columns = schema.lowered
     fixes: list[str] = []
     for scope in traverse_scope(tree):
         fixes += _requalify(scope, columns) + _join_missing(scope, schema, columns)

@@ -26,7 +26,7 @@ DIALECT_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "mysql": "MySQL
 WRITE_SQL = PromptTemplate(
     "{knowledge}{notes}"
     "-- Using valid {dialect}, answer the following question for the tables provided above.\n"
-    "{failed}-- {question}\n"
+    "{failed}{question}\n"
 )
 SQL_PREFIX = "SELECT"
 # Placed after everything the first prompt shares with the repair, so llama.cpp reuses that evaluation (a large
@@ -73,7 +73,7 @@ def write_prompt(question: str, knowledge: Knowledge, dialect: str, budget_chars
     block = knowledge_block(knowledge, budget_chars)
     dated = any(DATE_COLUMN.search(ddl) for ddl in knowledge.tables)
     notes = f"-- {dialect_name(dialect)} dates: {DIALECT_NOTES.get(dialect, 'use the dialect’s own date functions.')}\n" if dated else ""
-    return WRITE_SQL.format(dialect=dialect_name(dialect), notes=notes, knowledge=block, question=_comment(question)[3:], failed=failed)
+    return WRITE_SQL.format(dialect=dialect_name(dialect), notes=notes, knowledge=block, question=_comment(question), failed=failed)
 
 
 def repair_prompt(question: str, knowledge: Knowledge, dialect: str, budget_chars: int, sql: str, error: str) -> str:

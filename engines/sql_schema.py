@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from sqlalchemy import inspect
 from sqlalchemy.engine import Engine
@@ -20,7 +21,9 @@ class Schema:
         """Tables, then `table.column` for every column: the names a repair hint picks the closest from."""
         return list(self.columns) + [f"{t}.{c}" for t, names in self.columns.items() for c in names]
 
+    @cached_property
     def lowered(self) -> dict[str, set[str]]:
+        """Lower-cased table -> lower-cased column names, computed once per schema (the fixes check every query)."""
         return {t.lower(): {c.lower() for c in names} for t, names in self.columns.items()}
 
 

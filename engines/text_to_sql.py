@@ -19,12 +19,12 @@ from engines.language import has_chinese
 from engines.llm import complete_with_prefix
 from engines.sql import GuardedSQLDatabase
 from engines.sql_fixes import fix_columns
-from engines.sql_values import match_values
 from engines.sql_guard import SQLRefused
 from engines.sql_knowledge import Knowledge, SqlKnowledgeBase
 from engines.sql_prompts import ANSWER_FROM_ROWS, SQL_PREFIX, repair_prompt, write_prompt
 from engines.sql_repair import Failure, classify_error, classify_refusal, repair_hint
 from engines.sql_schema import Schema, read_schema
+from engines.sql_values import match_values
 from engines.trace import SqlAttempt
 
 FENCE = "```"
