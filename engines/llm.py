@@ -51,8 +51,9 @@ def _local_llm(settings: Settings) -> LLM:
     from llama_index.llms.llama_cpp import LlamaCPP
 
     class LlamaCPPWithStops(LlamaCPP):
-        """LlamaCPP whose complete() and chat() honour a per-call `stop`, `max_tokens` and `logprobs` (the number of
-        alternatives per token); the stock ones drop their keyword arguments, and chat() drops the log-probabilities."""
+        """LlamaCPP whose complete() and chat() honour a per-call `stop`, `max_tokens`, `logprobs` (the number of
+        alternatives per token) and `temperature` with `seed` (a sample instead of the greedy answer); the stock ones
+        drop their keyword arguments, and chat() drops the log-probabilities."""
 
         @llm_completion_callback()
         def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
@@ -63,12 +64,14 @@ def _local_llm(settings: Settings) -> LLM:
             extra = {"max_tokens": kwargs["max_tokens"]} if kwargs.get("max_tokens") else {}
             if kwargs.get("logprobs"):
                 extra["logits_processor"] = LogitsProcessorList([_recorder(self._model, steps, kwargs["logprobs"])])
+            if kwargs.get("temperature"):  # the default top_k=1 would make every sample the greedy answer
+                extra.update(temperature=kwargs["temperature"], top_k=40, top_p=0.95, seed=kwargs.get("seed"))
             response = self._model(prompt=prompt, **{**self.generate_kwargs, "stream": False, "stop": stop, **extra})
             return CompletionResponse(text=response["choices"][0]["text"], raw=response, logprobs=steps or None)
 
-        def complete_prefixed(self, prompt: str, prefix: str, stop: list[str]) -> str:
+        def complete_prefixed(self, prompt: str, prefix: str, stop: list[str], **sampling: Any) -> str:
             """The answer to `prompt` begun with `prefix` inside the chat template (prefix included)."""
-            return prefix + self.complete(self.completion_to_prompt(prompt) + prefix, formatted=True, stop=stop).text
+            return prefix + self.complete(self.completion_to_prompt(prompt) + prefix, formatted=True, stop=stop, **sampling).text
 
         @llm_chat_callback()
         def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
@@ -88,12 +91,14 @@ def _local_llm(settings: Settings) -> LLM:
     )
 
 
-def complete_with_prefix(llm: LLM, prompt: str, prefix: str, stop: list[str]) -> str:
+def complete_with_prefix(llm: LLM, prompt: str, prefix: str, stop: list[str], temperature: float = 0.0, seed: int = 0) -> str:
     """The model's answer, begun with `prefix` where the model allows it (the local one: then it cannot open with
-    prose or a code fence); an endpoint's chat API cannot be begun for it, so its whole answer is returned."""
+    prose or a code fence); an endpoint's chat API cannot be begun for it, so its whole answer is returned.
+    A `temperature` above 0 samples an answer (the same `seed` gives the same sample on the local model)."""
+    sampling = {"temperature": temperature, "seed": seed} if temperature > 0 else {}
     if hasattr(llm, "complete_prefixed"):
-        return llm.complete_prefixed(prompt, prefix, stop)
-    return llm.complete(prompt, stop=stop).text
+        return llm.complete_prefixed(prompt, prefix, stop, **sampling)
+    return llm.complete(prompt, stop=stop, **sampling).text
 
 
 def build_llm(settings: Settings) -> LLM:

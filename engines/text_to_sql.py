@@ -25,10 +25,13 @@ from engines.sql_prompts import ANSWER_FROM_ROWS, SQL_PREFIX, repair_prompt, wri
 from engines.sql_repair import Failure, classify_error, classify_refusal, repair_hint
 from engines.sql_schema import Schema, read_schema
 from engines.sql_values import match_values
+from engines.sql_vote import elect
 from engines.trace import SqlAttempt
 
 FENCE = "```"
 SQL_STOP = ["\n\n", ";", "SQLResult:"]
+# Sampled queries for the vote (engines/sql_vote.py): on 120 Spider dev questions 0.7 and 1.0 voted alike.
+SAMPLE_TEMPERATURE = 0.7
 NO_RESULT_EN = "I could not get an answer from the database: {error}"
 NO_RESULT_ZH = "无法从数据库得到答案：{error}"
 
@@ -44,9 +47,11 @@ def extract_sql(text: str) -> str:
     return text.strip().rstrip(";").strip()
 
 
-def write_sql(llm: LLM, prompt: str) -> str:
-    """Ask for SQL only: the answer begins with SELECT and stops at the statement's end or a blank line."""
-    return extract_sql(complete_with_prefix(llm, prompt, SQL_PREFIX, SQL_STOP))
+def write_sql(llm: LLM, prompt: str, sample: int = 0) -> str:
+    """Ask for SQL only: the answer begins with SELECT and stops at the statement's end or a blank line. Sample 0
+    is the greedy query; sample n > 0 the n-th sampled one (reproducible on the local model)."""
+    temperature = SAMPLE_TEMPERATURE if sample else 0.0
+    return extract_sql(complete_with_prefix(llm, prompt, SQL_PREFIX, SQL_STOP, temperature=temperature, seed=sample))
 
 
 def _since(start: float) -> float:
@@ -60,6 +65,7 @@ class TextToSQLQueryEngine(CustomQueryEngine):
     llm: LLM
     write_answer: bool = True  # False: rows and SQL only (the SQL suite scores only the SQL)
     max_attempts: int = 3
+    candidates: int = 1  # queries written for the first attempt: the greedy one, then samples; their rows vote
     schema_budget_chars: int = 12_000
     _schema: Schema | None = PrivateAttr(default=None)
 
@@ -90,15 +96,17 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         attempts: list[SqlAttempt] = []
         while len(attempts) < self.max_attempts:
             start = time.perf_counter()
-            sql, fixes = self._fix(write_sql(self.llm, prompt))
-            if not sql:  # the model closed its SQL block at once: ask again, as for a syntax error
-                attempts.append(SqlAttempt(sql=sql, error="the model wrote no SQL", kind="empty", ms=_since(start)))
+            written = [self._fix(write_sql(self.llm, prompt, n)) for n in range(1 if attempts else self.candidates)]
+            written = [(sql, fixes) for sql, fixes in written if sql]
+            if not written:  # the model closed its SQL block at once: ask again, as for a syntax error
+                attempts.append(SqlAttempt(sql="", error="the model wrote no SQL", kind="empty", ms=_since(start)))
                 prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, "(nothing)", "the answer held no SQL")
                 continue
+            sql = written[0][0]
             if any(a.sql == sql for a in attempts):  # the model repeats itself: more tries will not help
                 attempts.append(SqlAttempt(sql=sql, error="the model returned a query it had already tried", kind="repeated"))
                 break
-            attempt, failure, rows = self._try(sql, fixes)
+            attempt, failure, rows = self._vote(written)
             attempt.ms = _since(start)
             attempts.append(attempt)
             if failure is None:
@@ -106,8 +114,21 @@ class TextToSQLQueryEngine(CustomQueryEngine):
             if not failure.fixable:
                 break
             hint = repair_hint(failure, self.schema.names)
-            prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, sql, hint)
+            prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, attempt.sql, hint)
         return attempts, {}
+
+    def _vote(self, written: list[tuple[str, list[str]]]) -> tuple[SqlAttempt, Failure | None, dict]:
+        """Run each distinct query (guarded, like any other) and keep the one whose rows most of them returned;
+        when none runs, the greedy query's failure is the one repaired."""
+        tried: dict[str, tuple[SqlAttempt, Failure | None, dict]] = {}
+        for sql, fixes in written:
+            if sql not in tried:
+                tried[sql] = self._try(sql, fixes)
+        outcomes = [tried[sql] for sql, _ in written]
+        winner, votes = elect([rows if failure is None else None for _, failure, rows in outcomes])
+        attempt, failure, rows = outcomes[winner]
+        others = [sql for sql in dict.fromkeys(sql for sql, _ in written) if sql != attempt.sql]
+        return attempt.model_copy(update={"votes": votes, "written": len(written), "chosen": winner, "others": others}), failure, rows
 
     def _fix(self, sql: str) -> tuple[str, list[str]]:
         """The schema-guided fixes (names, joins), then compared strings in their stored spelling."""

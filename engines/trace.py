@@ -36,7 +36,9 @@ class Passage(BaseModel):
 class SqlAttempt(BaseModel):
     """One query the model wrote: as written (after the fixes listed in `fixes`: a column moved to the table that
     has it, a forgotten join added, a compared string put in its stored spelling), as run (after the guard), and
-    why it failed, if it did."""
+    why it failed, if it did. When several queries were written for it (`written`), this is the one whose rows
+    won the vote: `votes` of them returned these rows, `chosen` is its place among them (0: the greedy one);
+    `others` are the distinct queries that lost."""
 
     sql: str
     fixes: list[str] = []
@@ -44,6 +46,10 @@ class SqlAttempt(BaseModel):
     error: str | None = None
     kind: str | None = None
     ms: float = 0.0
+    written: int = 1
+    votes: int = 1
+    chosen: int = 0
+    others: list[str] = []
 
 
 class CragRecord(BaseModel):

@@ -69,7 +69,8 @@ def _ours(database: GuardedSQLDatabase, engine: TextToSQLQueryEngine, item: dict
     metadata, ms = _generate(engine, item["question"])
     attempts = metadata.get("attempts") or [{"sql": None}]
     sql = attempts[-1]["sql"]  # as the model wrote it: the guard's row limit must not cut the scored result
-    record = {"sql": sql, "ms": ms, "attempts": len(attempts), "repaired": len(attempts) > 1 and not attempts[-1].get("error")}
+    record = {"sql": sql, "ms": ms, "attempts": len(attempts), "repaired": len(attempts) > 1 and not attempts[-1].get("error"),
+              "overturned": attempts[0].get("chosen", 0) > 0}
     try:
         runnable = guard_sql(sql or "", set(database.get_usable_table_names()), database.dialect, SCORING_ROW_LIMIT)
     except ValueError as err:
@@ -111,6 +112,7 @@ def summarise(records: list[dict], items: list[dict]) -> dict:
         "invalid_sql_rate": round(float(np.mean([r["invalid"] for r in records])), 4),
         "repair_rate": _share(records, lambda r: r.get("attempts", 1) > 1),
         "repaired_rate": _share(records, lambda r: r.get("repaired", False)),
+        "vote_overturned_rate": _share(records, lambda r: r.get("overturned", False)),
         **latency(r["ms"] for r in records),
         "by_set": _accuracy_by("set", records, items),
         "by_db": _accuracy_by("db", records, items),
@@ -125,7 +127,8 @@ def run_sql_suite(router: RagRouter, items: list[dict], report: Report, log: Run
     databases = {db: names[db].database for db in sorted({q["db"] for q in items})}
     knowledge = {db: names[db].knowledge for db in databases}
     add_fewshot_examples(knowledge, report.split)
-    ours = {db: TextToSQLQueryEngine(database=d, knowledge=knowledge[db], llm=router.llm, write_answer=False, max_attempts=router.settings.sql_max_attempts) for db, d in databases.items()}
+    limits = {"max_attempts": router.settings.sql_max_attempts, "candidates": router.settings.sql_candidates}
+    ours = {db: TextToSQLQueryEngine(database=d, knowledge=knowledge[db], llm=router.llm, write_answer=False, **limits) for db, d in databases.items()}
     stock = {db: NLSQLTableQueryEngine(sql_database=SQLDatabase(d.engine), llm=router.llm, synthesize_response=False) for db, d in databases.items()}
     keyed = [(f"{i}:{q['db']}:{q['question']}", q) for i, q in enumerate(items)]
     results = {
@@ -144,6 +147,8 @@ def run_sql_suite(router: RagRouter, items: list[dict], report: Report, log: Run
         report.section(f"## Execution accuracy per {title}\n\n" + "\n".join(rows))
     report.section(
         f"Repair loop (ours): {summaries[OURS]['repair_rate']:.1%} of questions needed more than one attempt; "
-        f"{summaries[OURS]['repaired_rate']:.1%} ended with a query that ran after a repair. The stock engine has no repair loop."
+        f"{summaries[OURS]['repaired_rate']:.1%} ended with a query that ran after a repair. "
+        f"The vote chose another query than the greedy one for {summaries[OURS]['vote_overturned_rate']:.1%} of questions. "
+        "The stock engine has neither."
     )
     latency_histogram(report, "sql_latency.png", {n: [r["ms"] for r in rs] for n, rs in results.items()}, "question -> SQL -> rows")

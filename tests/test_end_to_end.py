@@ -30,6 +30,8 @@ def test_sql_question_runs_guarded_sql_and_returns_rows(router) -> None:
     assert trace.sql and trace.sql.upper().startswith("SELECT") and "LIMIT" in trace.sql.upper()
     assert trace.rows == [[7]]
     assert "7" in trace.answer
+    first = trace.sql_attempts[0]
+    assert first.written == router.settings.sql_candidates and 1 <= first.votes <= first.written
 
 
 def test_chinese_sql_question(router) -> None:

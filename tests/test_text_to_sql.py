@@ -127,3 +127,25 @@ def test_fixes_made_before_a_query_runs_are_in_its_attempt(database, knowledge) 
     attempt = response.metadata["attempts"][0]
     assert attempt["fixes"] == ["T2.category -> T1.category", "'Food' -> 'food'"]
     assert attempt["sql"].endswith("WHERE T1.category = 'food'") and attempt["error"] is None
+
+
+def test_the_engine_runs_every_candidate_guarded_and_keeps_the_winner(database, knowledge) -> None:
+    # A scripted LLM double: the point is which written query wins, so the "model" writes exactly these.
+    writer = ScriptedSQLWriter(sqls=["SELECT name FROM customers WHERE age > 90", "DROP TABLE customers",
+                                     "SELECT name FROM customers WHERE age > 50", "SELECT name FROM customers WHERE age > 50"])
+    engine = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=writer, write_answer=False, candidates=4)
+    response = engine.query("Who is older than 50?")
+    (attempt,) = response.metadata["attempts"]
+    assert attempt["sql"] == "SELECT name FROM customers WHERE age > 50" and (attempt["votes"], attempt["written"], attempt["chosen"]) == (2, 4, 2)
+    assert attempt["others"] == ["SELECT name FROM customers WHERE age > 90", "DROP TABLE customers"]
+    assert response.metadata["result"] == [("Maria Rossi",)]
+    assert database.run_sql("SELECT COUNT(*) FROM customers")[1]["result"][0][0] > 0  # the DROP was refused
+
+
+def test_when_no_candidate_runs_the_greedy_query_is_repaired(database, knowledge) -> None:
+    writer = ScriptedSQLWriter(sqls=["SELECT nmae FROM customers WHERE age > 50", "SELECT nme FROM customers WHERE age > 50",
+                                     "SELECT name FROM customers WHERE age > 50"])
+    engine = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=writer, write_answer=False, candidates=2)
+    attempts = engine.query("Who is older than 50?").metadata["attempts"]
+    assert [(a["kind"], a["votes"], a["written"]) for a in attempts] == [("unknown-column", 0, 2), (None, 1, 1)]
+    assert "no such column: nmae" in writer.prompts[2]

@@ -13,7 +13,7 @@ from engines.embeddings import build_embedding
 from engines.llm import build_llm
 from engines.router import QuestionError, RagRouter
 from engines.settings import Settings
-from engines.trace import Trace
+from engines.trace import SqlAttempt, Trace
 from ui.charts import result_chart, route_chart, stage_chart
 from ui.passages import passage_facts
 from ui.cli import USER_ERRORS
@@ -80,6 +80,18 @@ def sql_feedback(index: int, trace: Trace) -> None:
                 st.success("Saved: similar questions will see it as an example.")
 
 
+def sql_attempt(n: int, attempt: SqlAttempt) -> None:
+    """One attempt: how it ended, how it won the vote when several queries were written, what was fixed."""
+    st.markdown(f"**{n}.** " + (f"failed ({attempt.kind}): {attempt.error}" if attempt.error else "ran"))
+    if attempt.written > 1:
+        st.caption(f"{attempt.votes} of the {attempt.written} queries written returned these rows; the others lost the vote.")
+    if attempt.fixes:
+        st.caption("Fixed before it ran: " + "; ".join(attempt.fixes))
+    st.code(attempt.sql or "(no SQL)", language="sql")
+    for other in attempt.others:
+        st.code(f"-- lost the vote\n{other}", language="sql")
+
+
 def why_not(index: int, trace: Trace) -> None:
     """Each other source as the router saw it: its score, the gap to the winner, and its description."""
     others = [c for c in trace.route.candidates if c.name != trace.route.chosen]
@@ -111,13 +123,10 @@ def show_trace(index: int, trace: Trace) -> None:
         st.dataframe(pd.DataFrame(trace.rows, columns=trace.columns or None), use_container_width=True)
         if (chart := result_chart(trace)) is not None:
             st.altair_chart(chart, use_container_width=True)
-        if len(trace.sql_attempts) > 1 or any(a.fixes for a in trace.sql_attempts):
+        if len(trace.sql_attempts) > 1 or any(a.fixes or a.written > 1 for a in trace.sql_attempts):
             with st.expander(f"SQL attempts ({len(trace.sql_attempts)})"):
                 for n, attempt in enumerate(trace.sql_attempts, 1):
-                    st.markdown(f"**{n}.** " + (f"failed ({attempt.kind}): {attempt.error}" if attempt.error else "ran"))
-                    if attempt.fixes:
-                        st.caption("Fixed before it ran: " + "; ".join(attempt.fixes))
-                    st.code(attempt.sql or "(no SQL)", language="sql")
+                    sql_attempt(n, attempt)
         sql_feedback(index, trace)
     if trace.crag:
         crag = trace.crag
