@@ -55,10 +55,8 @@ LIMIT_router ?= 150
 LIMIT_sql ?= 200
 LIMIT_retrieval ?= 450
 LIMIT_answers ?= 30
-SOURCES_retrieval := data/eval-retrieval-sources.yaml
-SOURCES_sql := data/eval-sql-sources.yaml
 eval-router eval-sql eval-retrieval eval-answers: eval-%: eval-ingest
-	for split in $(EVAL_SPLITS); do $(PY) -m ui.cli eval $* --split $$split --limit $(LIMIT_$*) --sources $(or $(SOURCES_$*),data/eval-sources.yaml) || exit 1; done
+	for split in $(EVAL_SPLITS); do $(PY) -m ui.cli eval $* --split $$split --limit $(LIMIT_$*) || exit 1; done
 
 eval: eval-router eval-sql eval-retrieval eval-answers
 

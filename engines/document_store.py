@@ -114,7 +114,7 @@ def _is_binary(path: Path) -> bool:
         return b"\x00" in handle.read(8192)
 
 
-def _read_file(path: Path) -> list[Document]:
+def read_file(path: Path) -> list[Document]:
     if path.suffix.lower() in TEXT_TYPES and _is_binary(path):
         raise ValueError("binary content in a text file")
     docs = SimpleDirectoryReader(input_files=[str(path)], filename_as_id=True, raise_on_error=True).load_data()
@@ -131,7 +131,7 @@ def _load_files(root: Path, report: IngestReport) -> list[Document]:
             report.skipped.append(f"{path.name}: unsupported file type")
             continue
         try:
-            documents.extend(_read_file(path))
+            documents.extend(read_file(path))
         except Exception as err:  # one unreadable or corrupt file must not stop the rest
             cause = f" ({err.__cause__})" if err.__cause__ else ""
             report.skipped.append(f"{path.name}: {err}{cause}")

@@ -18,7 +18,7 @@ from engines.prompts import CITATION_QA, CITATION_REFINE
 from engines.settings import Settings
 
 
-STAMPS = ("retrieved_rank", "retrieved_chars")
+STAMPS = ("retrieved_rank", "retrieved_chars", "retrieved_text")
 
 
 def uses_rerank(settings: Settings, language: str) -> bool:
@@ -26,14 +26,15 @@ def uses_rerank(settings: Settings, language: str) -> bool:
 
 
 class RetrievalStamp(BaseNodePostprocessor):
-    """Stamps each passage with its place in the retrieval order and its length, before rerank and compression,
-    so the trace shows how rerank moved it and how much compression cut (`retrieved_rank`, `retrieved_chars`;
-    hidden from the model and the embedder)."""
+    """Stamps each passage with its place in the retrieval order and its text, before rerank and compression,
+    so the trace shows how rerank moved it and what compression cut (`retrieved_rank`, `retrieved_chars`,
+    `retrieved_text`; hidden from the model and the embedder)."""
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
         for rank, scored in enumerate(nodes, 1):
             node = scored.node
-            node.metadata.update(retrieved_rank=rank, retrieved_chars=len(node.get_content()))
+            text = node.get_content()
+            node.metadata.update(retrieved_rank=rank, retrieved_chars=len(text), retrieved_text=text)
             for hidden in (node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys):
                 hidden.extend(k for k in STAMPS if k not in hidden)
         return nodes

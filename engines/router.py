@@ -97,6 +97,17 @@ class RagRouter:
             routes[name] = (self._record(result), result.elapsed_ms)
         return routes
 
+    def routes_if_described(self, name: str, description: str, questions: list[str]) -> list[tuple[RouteRecord, RouteRecord]]:
+        """For each question, its route now and its route were source `name` described by `description` (the
+        embedding selector's: the one that reads every source's description on every question)."""
+        changed = self.embedding_selector.with_profile(name, self.tool(name).profile_with(description))
+        choices = [t.tool.metadata for t in self.tools]
+        routes = []
+        for question in questions:
+            query = QueryBundle(check_question(question, self.settings.max_question_chars))
+            routes.append((self._record(self.embedding_selector.select(choices, query)), self._record(changed.select(choices, query))))
+        return routes
+
     def _route_record(self, response: Response, forced: SourceTool | None) -> RouteRecord:
         if forced:
             return RouteRecord(chosen=forced.source.name, candidates=[], reason="source named by the user", selector="forced")
@@ -139,4 +150,5 @@ def _passage(source: str, node: NodeWithScore) -> Passage:
     return Passage(
         source="web" if meta.get("url") else source, id=str(ident), score=node.score, text=text, url=meta.get("url"),
         retrieved_rank=meta.get("retrieved_rank"), retrieved_chars=meta.get("retrieved_chars"),
+        retrieved_text=meta.get("retrieved_text") if meta.get("retrieved_chars", 0) > len(text) else None,
     )

@@ -6,6 +6,7 @@ RouterQueryEngine takes it unchanged) that also carries a score per source and w
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass
 from typing import Sequence
@@ -76,6 +77,12 @@ class ProfileEmbeddingSelector(BaseSelector):
         self._probe_margin = probe_margin
         self._floors = floors or {}
         self._linker = linker
+
+    def with_profile(self, name: str, texts: list[str]) -> "ProfileEmbeddingSelector":
+        """This selector with one source's profile replaced: what routing would do were it described so."""
+        changed = copy.copy(self)
+        changed._profiles = {**self._profiles, name: self._embed(texts)}
+        return changed
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         vectors = np.asarray(self._embed_model.get_text_embedding_batch(texts), dtype=np.float32)

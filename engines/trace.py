@@ -31,6 +31,7 @@ class Passage(BaseModel):
     url: str | None = None
     retrieved_rank: int | None = None  # its place in the retrieval order, before rerank
     retrieved_chars: int | None = None  # its length before compression
+    retrieved_text: str | None = None  # its text before compression, where compression cut it
 
 
 class SqlAttempt(BaseModel):

@@ -6,13 +6,20 @@ from pathlib import Path
 from typing import Callable
 
 from engines.router import RagRouter
-from engines.settings import Settings
+from engines.settings import DATA_DIR, Settings
 from evals.datasets import load_questions, stratified
 from evals.report import Report
-from evals.runlog import RunLog
+from evals.runlog import Progress, RunLog
 
 # Questions are sliced round-robin over this field, so `--limit 10` still samples every kind of question.
 GROUP_KEY = {"router": "group", "sql": "db", "retrieval": "source", "answers": "group"}
+# The reference sources each suite's questions are about (data/eval-*.yaml, over ../shared/eval).
+SUITE_SOURCES = {
+    "router": DATA_DIR / "eval-sources.yaml",
+    "sql": DATA_DIR / "eval-sql-sources.yaml",
+    "retrieval": DATA_DIR / "eval-retrieval-sources.yaml",
+    "answers": DATA_DIR / "eval-sources.yaml",
+}
 
 
 def _suite(name: str) -> Callable[[RagRouter, list[dict], Report, RunLog], None]:
@@ -29,7 +36,7 @@ def _suite(name: str) -> Callable[[RagRouter, list[dict], Report, RunLog], None]
 
 def run_suite(
     suite: str, sources_file: Path, questions: Path | None, limit: int | None, split: str, out: Path | None,
-    router: RagRouter | None = None,
+    router: RagRouter | None = None, on_progress: Progress = lambda system, done, total: None,
 ) -> Path:
     """Run SUITE and write its report; `router` lets a caller that already holds the models reuse them."""
     items, origin = load_questions(suite, split, questions)
@@ -37,5 +44,5 @@ def run_suite(
     router = router or RagRouter(Settings(), sources_file)
     out = out or router.settings.reports_dir / f"{suite}-{split}"
     report = Report(suite, split, out, origin, len(items), router.settings)
-    _suite(suite)(router, items, report, RunLog(out))
+    _suite(suite)(router, items, report, RunLog(out, on_progress))
     return report.write()

@@ -7,16 +7,20 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich import progress as bars
 
 console = Console(stderr=True, soft_wrap=True)
+
+
+Progress = Callable[[str, int, int], None]  # (system, questions done, questions in all): the app's progress bar
 
 
 class RunLog:
     """JSON lines `{system, key, ...}` in OUT/items.jsonl; an item already there is not run again."""
 
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, on_progress: Progress = lambda system, done, total: None) -> None:
         self.path = out / "items.jsonl"
+        self._on_progress = on_progress
         out.mkdir(parents=True, exist_ok=True)
         self._done: dict[tuple[str, str], dict] = {}
         if self.path.is_file():
@@ -28,13 +32,14 @@ class RunLog:
         """`measure` each (key, item) not yet logged for `system`; return all of the system's records in order."""
         items = list(items)
         todo = [(k, item) for k, item in items if (system, k) not in self._done]
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
-        with Progress(*columns, console=console, transient=True) as progress, self.path.open("a", encoding="utf-8") as log:
+        columns = (bars.TextColumn("{task.description}"), bars.BarColumn(), bars.MofNCompleteColumn(), bars.TimeElapsedColumn(), bars.TimeRemainingColumn())
+        with bars.Progress(*columns, console=console, transient=True) as progress, self.path.open("a", encoding="utf-8") as log:
             task = progress.add_task(system, total=len(items), completed=len(items) - len(todo))
-            for key, item in todo:
+            for done, (key, item) in enumerate(todo, len(items) - len(todo) + 1):
                 record = {"system": system, "key": key, **measure(item)}
                 log.write(json.dumps(record, ensure_ascii=False) + "\n")
                 log.flush()
                 self._done[(system, key)] = record
                 progress.advance(task)
+                self._on_progress(system, done, len(items))
         return [self._done[(system, k)] for k, _ in items]

@@ -15,6 +15,8 @@ def test_documents_question_routes_to_the_handbook_and_cites_it(router) -> None:
     assert re.search(r"\b(three|3)\b", trace.answer, re.I)
     assert any(p.id == "remote-work-policy-2023.md" for p in trace.passages)
     assert all(p.retrieved_rank >= 1 and p.retrieved_chars > 0 for p in trace.passages)  # before rerank and compression
+    cut = [p for p in trace.passages if p.retrieved_chars > len(p.text)]  # the demo's remote-work passage is compressed
+    assert cut and all(p.retrieved_text and len(p.retrieved_text) == p.retrieved_chars for p in cut)
     assert {c.name for c in trace.route.candidates} == {"handbook", "shop", "web"}
 
 

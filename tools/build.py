@@ -34,6 +34,11 @@ class SourceTool:
     probe: Probe | None = None
     index: VectorStoreIndex | None = None
 
+    def profile_with(self, description: str) -> list[str]:
+        """The profile the router would read were `description` the source's own (its contents unchanged)."""
+        contents = self.profile[1 + len(clauses(self.source.description)):]
+        return [description, *clauses(description), *contents]
+
 
 def _documents_tool(
     source: DocumentsSource, settings: Settings, llm: LLM, embed: BaseEmbedding, cache: DescriptionCache, guard: OutputGuard

@@ -1,38 +1,19 @@
 """ragrouter chat: ask a question, see which source answered and why."""
 
 import resource
-import threading
 
 import pandas as pd
 import streamlit as st
-from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.llms import LLM
 
-import engines  # noqa: F401  (offline, one-thread environment before any model loads)
-from engines.embeddings import build_embedding
-from engines.llm import build_llm
-from engines.router import QuestionError, RagRouter
+from engines.router import QuestionError
 from engines.settings import Settings
 from engines.trace import SqlAttempt, Trace
 from ui.charts import result_chart, route_chart, stage_chart
-from ui.passages import passage_facts
+from ui.passages import highlighted, kept_sentences, passage_facts
 from ui.cli import USER_ERRORS
+from ui.resources import load_models, load_router, sources_stamp
 
 st.set_page_config(page_title="ragrouter", page_icon="🧭", layout="wide")
-
-
-@st.cache_resource(show_spinner="Loading the model and embeddings…")
-def load_models() -> tuple[LLM, BaseEmbedding, threading.Lock]:
-    """One model per process, shared by every browser tab and every setting; the lock makes questions queue."""
-    settings = Settings()
-    return build_llm(settings), build_embedding(settings.embed_model, settings.embed_threads), threading.Lock()
-
-
-@st.cache_resource(show_spinner="Building the sources' tools and the router…")
-def load_router(overrides: tuple[tuple[str, object], ...] = ()) -> RagRouter:
-    """A router per combination of sidebar settings, all on the same model and embeddings."""
-    llm, embed, _ = load_models()
-    return RagRouter(Settings(**dict(overrides)), llm=llm, embed=embed)
 
 
 def settings_sidebar(current: Settings) -> None:
@@ -43,8 +24,10 @@ def settings_sidebar(current: Settings) -> None:
         lower, upper = st.slider("CRAG bands: rewrite from, answer from", 0.0, 10.0, (current.crag_lower, current.crag_upper), 0.5)
         rerank = st.radio("Rerank", ["auto", "on", "off"], index=["auto", "on", "off"].index(current.rerank), horizontal=True)
         compress = st.toggle("Compress passages", value=current.compress)
+        candidates = st.slider("SQL queries written to vote on (1: the greedy one only)", 1, 5, current.sql_candidates)
         if st.form_submit_button("Apply"):
-            chosen = {"selector": selector, "crag": crag, "crag_lower": lower, "crag_upper": upper, "rerank": rerank, "compress": compress}
+            chosen = {"selector": selector, "crag": crag, "crag_lower": lower, "crag_upper": upper, "rerank": rerank, "compress": compress,
+                      "sql_candidates": candidates}
             st.session_state.overrides = tuple(sorted(chosen.items()))
             st.rerun()
 
@@ -138,7 +121,11 @@ def show_trace(index: int, trace: Trace) -> None:
         with st.expander(f"Passages used ({len(trace.passages)})"):
             for i, p in enumerate(trace.passages, 1):
                 st.markdown(f"**[{i}] {p.source} / {p.url or p.id}**" + passage_facts(p))
-                st.text(p.text)
+                if sentences := kept_sentences(p):
+                    st.caption("The passage as retrieved: compression kept the highlighted sentences.")
+                    st.markdown(highlighted(sentences))
+                else:
+                    st.text(p.text)
     for note in trace.notes:
         st.warning(note)
 
@@ -148,7 +135,7 @@ st.write("Ask in English or Chinese; the router picks the documents, the databas
 
 try:
     _, _, lock = load_models()
-    router = load_router(st.session_state.get("overrides", ()))
+    router = load_router(st.session_state.get("overrides", ()), sources_stamp(Settings()))
 except USER_ERRORS as err:
     st.error(str(err))
     st.stop()

@@ -17,7 +17,7 @@ from rich.table import Table
 from engines.document_store import StoreLockedError
 from engines.model_files import ModelMissingError
 from engines.router import QuestionError
-from engines.settings import DATA_DIR, Settings
+from engines.settings import Settings
 from engines.sql import DatabaseError
 from tools.sources import SourcesError
 
@@ -119,7 +119,7 @@ class Split(str, Enum):
 @app.command(name="eval")
 def evaluate(
     suite: Suite,
-    sources: Path = typer.Option(DATA_DIR / "eval-sources.yaml", "--sources", help="Sources the questions are about."),
+    sources: Optional[Path] = typer.Option(None, "--sources", help="Sources the questions are about (default: the suite's data/eval-*.yaml)."),
     questions: Optional[Path] = typer.Option(None, "--questions", help="JSON lines question file (default: built from ../shared/eval)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most this many questions, spread over every kind."),
     split: Split = typer.Option(Split.dev, "--split", help="dev for tuning, test for reporting."),
@@ -127,10 +127,10 @@ def evaluate(
 ) -> None:
     """Measure a suite on public data, ours beside LlamaIndex's stock pieces: report.json, report.md, plots."""
     from evals.datasets import EvalDataError
-    from evals.run import run_suite
+    from evals.run import SUITE_SOURCES, run_suite
 
     try:
-        run_suite(suite.value, sources, questions, limit, split.value, out)
+        run_suite(suite.value, sources or SUITE_SOURCES[suite.value], questions, limit, split.value, out)
     except (*USER_ERRORS, EvalDataError) as err:
         _fail(err)
 

@@ -1,0 +1,37 @@
+"""What every page of the app shares, made once per process: the model, the embeddings, and the routers."""
+
+from __future__ import annotations
+
+import threading
+
+import streamlit as st
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.llms import LLM
+
+import engines  # noqa: F401  (offline, one-thread environment before any model loads)
+from engines.embeddings import build_embedding
+from engines.llm import build_llm
+from engines.router import RagRouter
+from engines.settings import Settings
+
+
+@st.cache_resource(show_spinner="Loading the model and embeddings…")
+def load_models() -> tuple[LLM, BaseEmbedding, threading.Lock]:
+    """One model per process, shared by every browser tab, page and setting; the lock makes questions (and
+    uploads, which embed) queue."""
+    settings = Settings()
+    return build_llm(settings), build_embedding(settings.embed_model, settings.embed_threads), threading.Lock()
+
+
+def sources_stamp(settings: Settings) -> float:
+    """Changes when the sources file or an ingested collection changes, so an upload gets a fresh router."""
+    paths = [settings.sources_file, *(settings.state_dir / "docstores").glob("*.json")]
+    return max((p.stat().st_mtime for p in paths if p.exists()), default=0.0)
+
+
+@st.cache_resource(show_spinner="Building the sources' tools and the router…")
+def load_router(overrides: tuple[tuple[str, object], ...] = (), stamp: float = 0.0) -> RagRouter:
+    """A router per combination of sidebar settings (and state of the sources), all on the same model and
+    embeddings. `stamp` is only part of the cache key."""
+    llm, embed, _ = load_models()
+    return RagRouter(Settings(**dict(overrides)), llm=llm, embed=embed)
