@@ -75,3 +75,12 @@ def test_sql_feedback_stores_an_example_and_refuses_a_bad_correction(app: AppTes
     app.text_area(key="fix-0").set_value("DELETE FROM products").run()
     app.button(key="save-0").click().run()
     assert any("Not saved" in e.value and "select-only" in e.value for e in app.error)
+
+
+def test_a_cited_passage_opens_from_its_number_and_shows_what_compression_kept(app: AppTest) -> None:
+    app.chat_input[0].set_value("How many days per week can I work remotely?").run()
+    assert not app.exception
+    opened = [c.value for c in app.caption if c.value.startswith("Cited passage [")]
+    assert opened and all("handbook" in c for c in opened)
+    assert any(c.value.startswith("The passage as retrieved: compression kept") for c in app.caption)
+    assert any(":green-background[" in str(m.value) for m in app.markdown)

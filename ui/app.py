@@ -1,5 +1,6 @@
 """ragrouter chat: ask a question, see which source answered and why."""
 
+import re
 import resource
 
 import pandas as pd
@@ -14,6 +15,8 @@ from ui.cli import USER_ERRORS
 from ui.resources import load_models, load_router, sources_stamp
 
 st.set_page_config(page_title="ragrouter", page_icon="🧭", layout="wide")
+# How answers cite: "[2]" as the prompt asks, or "Source 2" after the passages' own "Source 2:" labels.
+CITATION = re.compile(r"\[(\d+)\]|\bSource (\d+)\b")
 
 
 def settings_sidebar(current: Settings) -> None:
@@ -75,6 +78,19 @@ def sql_attempt(n: int, attempt: SqlAttempt) -> None:
         st.code(f"-- lost the vote\n{other}", language="sql")
 
 
+def citations(trace: Trace) -> None:
+    """Each passage the answer cites, as a button that opens it (and a link to its page, for the web's)."""
+    numbers = {int(a or b) for a, b in CITATION.findall(trace.answer)}
+    cited = sorted(n for n in numbers if 1 <= n <= len(trace.passages))
+    for column, n in zip(st.columns(max(len(cited), 1)), cited):
+        passage = trace.passages[n - 1]
+        with column.popover(f"[{n}] {passage.id}"[:40]):
+            st.caption(f"Cited passage [{n}] · {passage.source}" + passage_facts(passage))
+            if passage.url:
+                st.markdown(f"[Open the page]({passage.url})")
+            st.text(passage.text)
+
+
 def why_not(index: int, trace: Trace) -> None:
     """Each other source as the router saw it: its score, the gap to the winner, and its description."""
     others = [c for c in trace.route.candidates if c.name != trace.route.chosen]
@@ -88,6 +104,7 @@ def why_not(index: int, trace: Trace) -> None:
 
 
 def show_trace(index: int, trace: Trace) -> None:
+    citations(trace)
     route = trace.route
     st.caption(f"Answered from **{route.chosen}** · {route.selector} selector · {trace.timings_ms.get('total', 0) / 1000:.1f} s")
     with st.expander("Why this source?", expanded=False):
