@@ -8,7 +8,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.indices.base import BaseIndex
 from llama_index.core.llms import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
-from llama_index.core.query_engine import BaseQueryEngine, CitationQueryEngine
+from llama_index.core.query_engine import BaseQueryEngine
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from engines.compression import SafeSentenceOptimizer
@@ -16,6 +16,7 @@ from engines.crag import CorrectiveQueryEngine, CorrectiveRAG
 from engines.output_guard import OutputGuard
 from engines.prompts import CITATION_QA, CITATION_REFINE
 from engines.settings import Settings
+from engines.stage_clock import TimedCitationQueryEngine
 
 
 STAMPS = ("retrieved_rank", "retrieved_chars", "retrieved_text")
@@ -53,9 +54,9 @@ def _postprocessors(settings: Settings, embed_model: BaseEmbedding, rerank: bool
 
 def build_answer_engine(
     index: BaseIndex, retriever: BaseRetriever, settings: Settings, llm: LLM, embed_model: BaseEmbedding, rerank: bool
-) -> CitationQueryEngine:
+) -> TimedCitationQueryEngine:
     """Whatever the retriever finds -> (rerank) -> compress -> an answer that cites its numbered sources."""
-    return CitationQueryEngine.from_args(
+    return TimedCitationQueryEngine.from_args(
         index,
         llm=llm,
         retriever=retriever,

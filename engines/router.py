@@ -19,6 +19,7 @@ from engines.llm import build_llm
 from engines.schema_match import SchemaLinker
 from engines.selectors import Floor, LLMWithFallbackSelector, ProfileEmbeddingSelector, ScoredSelection
 from engines.settings import Settings
+from engines.stage_clock import question_clock
 from engines.trace import Candidate, CragRecord, Passage, RouteRecord, SqlAttempt, Trace
 from tools.build import SourceTool, build_tools
 from tools.sources import SourcesError, load_sources
@@ -78,8 +79,11 @@ class RagRouter:
         forced = self.tool(source) if source else None
         trace = Trace(question=text)
         start = time.perf_counter()
-        response = forced.tool.query_engine.query(text) if forced else self.engine.query(text)
+        with question_clock() as clock:
+            response = forced.tool.query_engine.query(text) if forced else self.engine.query(text)
         trace.timings_ms["total"] = round((time.perf_counter() - start) * 1000, 1)
+        trace.timings_ms.update(clock.ms)
+        trace.llm_calls = clock.llm_calls
         trace.route = self._route_record(response, forced)
         chosen = forced or self.tool(trace.route.chosen)
         trace.timings_ms["route"] = 0.0 if forced else response.metadata["selector_result"].elapsed_ms

@@ -9,10 +9,11 @@ import requests
 from llama_index.core import Document, SummaryIndex
 from llama_index.core.base.response.schema import Response
 from llama_index.core.llms import LLM
-from llama_index.core.query_engine import CitationQueryEngine, CustomQueryEngine
+from llama_index.core.query_engine import CustomQueryEngine
 
 from engines.prompts import CITATION_QA, CITATION_REFINE
 from engines.settings import Settings
+from engines.stage_clock import TimedCitationQueryEngine, stage
 
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="web-search")
 
@@ -76,13 +77,14 @@ class WebQueryEngine(CustomQueryEngine):
 
     def custom_query(self, query_str: str) -> Response:
         try:
-            documents = search_web(query_str, self.settings)
+            with stage("web"):
+                documents = search_web(query_str, self.settings)
         except WebSearchUnavailable as err:
             return Response(
                 response=f"Web search is unavailable ({err}), so this question cannot be answered from the web right now.",
                 metadata={"web_unavailable": True, "web_error": str(err)},
             )
-        engine = CitationQueryEngine.from_args(
+        engine = TimedCitationQueryEngine.from_args(
             SummaryIndex.from_documents(documents),
             llm=self.llm,
             citation_qa_template=CITATION_QA,

@@ -24,3 +24,6 @@ def test_the_chosen_source_is_highlighted_and_stages_follow_the_path() -> None:
     assert list(stages(sql)["stage"]) == ["route", "SQL attempt 1", "SQL attempt 2"]
     crag = CragRecord(confidence=8.0, band="high", actions=["retrieve", "grade"], steps=[{"action": "retrieve", "ms": 5.0}, {"action": "grade", "ms": 9.0}])
     assert list(stages(Trace(question="q", route=ROUTE, crag=crag))["stage"]) == ["route", "retrieve", "grade"]
+    timed = Trace(question="q", route=ROUTE, timings_ms={"route": 12.0, "answer": 900.0, "generate": 700.0, "retrieve": 90.0, "compress": 60.0})
+    assert list(stages(timed)["stage"]) == ["route", "retrieve", "compress", "generate"]
+    assert list(stages(Trace(question="q", route=ROUTE, timings_ms={"answer": 5.0}))["stage"]) == ["route", "answer"]

@@ -18,6 +18,7 @@ def test_documents_question_routes_to_the_handbook_and_cites_it(router) -> None:
     cut = [p for p in trace.passages if p.retrieved_chars > len(p.text)]  # the demo's remote-work passage is compressed
     assert cut and all(p.retrieved_text and len(p.retrieved_text) == p.retrieved_chars for p in cut)
     assert {c.name for c in trace.route.candidates} == {"handbook", "shop", "web"}
+    assert {"retrieve", "compress", "generate"} <= set(trace.timings_ms) and trace.llm_calls >= 1
 
 
 def test_chinese_documents_question(router) -> None:

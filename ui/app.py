@@ -116,7 +116,7 @@ def show_trace(index: int, trace: Trace) -> None:
             st.altair_chart(route_chart(trace), use_container_width=True)
             why_not(index, trace)
             compare_selectors(index, trace)
-        st.markdown("**Where the time went** (ms)")
+        st.markdown(f"**Where the time went** (ms) · {trace.llm_calls} LLM call{'s' * (trace.llm_calls != 1)}")
         st.altair_chart(stage_chart(trace), use_container_width=True)
     if trace.sql:
         st.code(trace.sql, language="sql")

@@ -33,6 +33,10 @@ def route_chart(trace: Trace) -> alt.Chart:
     )
 
 
+# The documents and web paths' stages, in the order they run (engines/stage_clock.py).
+ANSWER_STAGES = ("web", "retrieve", "rerank", "compress", "generate")
+
+
 def stages(trace: Trace) -> pd.DataFrame:
     """Where the time went: the route, then each step of the path that answered (or the answer as one stage)."""
     rows = [("route", trace.timings_ms.get("route", 0.0))]
@@ -40,6 +44,8 @@ def stages(trace: Trace) -> pd.DataFrame:
         rows += [(step["action"], step["ms"]) for step in trace.crag.steps]
     elif trace.sql_attempts:
         rows += [(f"SQL attempt {n}", a.ms) for n, a in enumerate(trace.sql_attempts, 1)]
+    elif timed := [(name, trace.timings_ms[name]) for name in ANSWER_STAGES if name in trace.timings_ms]:
+        rows += timed
     else:
         rows.append(("answer", trace.timings_ms.get("answer", 0.0)))
     return pd.DataFrame(rows, columns=["stage", "ms"])
