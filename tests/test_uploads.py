@@ -68,6 +68,9 @@ def test_a_refused_upload_changes_nothing(sources_file: Path, tmp_path: Path) ->
             upload_documents([("d.txt", b"x")], name, sources_file, tmp_path / "uploads")
     with pytest.raises(UploadError, match="cannot be read"):
         upload_documents([("d.txt", b"x"), ("e.pdf", b"junk")], "notes", sources_file, tmp_path / "uploads")
+    with pytest.raises(UploadError, match="already has a.md; rename"):
+        upload_documents([("a.md", b"an older note, replaced?")], "notes", sources_file, tmp_path / "uploads")
+    assert (tmp_path / "notes" / "a.md").read_text(encoding="utf-8") == "# A\nThe first note."
     with pytest.raises(UploadError, match="already exists"):
         upload_sqlite("sales.db", sqlite_bytes(tmp_path), "notes", sources_file, tmp_path / "uploads")
     assert sources_file.read_text(encoding="utf-8") == before and not (tmp_path / "notes" / "d.txt").exists()

@@ -79,6 +79,9 @@ def upload_documents(files: list[tuple[str, bytes]], target: str, sources_file: 
     if existing is not None and (not isinstance(existing, DocumentsSource) or existing.format != "files" or not existing.path.is_dir()):
         raise UploadError(f"'{target}' is not a folder of document files; upload into a documents folder source or a new source")
     folder = existing.path if existing is not None else uploads_dir / _new_name(target, sources)
+    taken = sorted(Path(name).name for name, _ in files if (folder / Path(name).name).exists())
+    if taken:  # replacing a user's document from the browser would lose it: they can replace it on disk
+        raise UploadError(f"'{target}' already has {', '.join(taken)}; rename the upload, or replace the file in {folder}")
     folder.mkdir(parents=True, exist_ok=True)
     for name, content in files:
         (folder / Path(name).name).write_bytes(content)
