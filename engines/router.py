@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from llama_index.core import Settings as LlamaSettings
+from llama_index.core.base.base_selector import BaseSelector
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.base.response.schema import Response
 from llama_index.core.llms import LLM
@@ -93,11 +94,10 @@ class RagRouter:
 
     def routes_by_selector(self, question: str) -> dict[str, tuple[RouteRecord, float]]:
         """The route (and its time in ms) each selector would take for `question`, without answering it."""
-        choices = [t.tool.metadata for t in self.tools]
         selectors = {"embedding": self.embedding_selector, "llm": LLMWithFallbackSelector(self.llm, self.embedding_selector)}
         routes = {}
         for name, selector in selectors.items():
-            result = selector.select(choices, QueryBundle(check_question(question, self.settings.max_question_chars)))
+            result = self._select(selector, question)
             routes[name] = (self._record(result), result.elapsed_ms)
         return routes
 
@@ -105,12 +105,12 @@ class RagRouter:
         """For each question, its route now and its route were source `name` described by `description` (the
         embedding selector's: the one that reads every source's description on every question)."""
         changed = self.embedding_selector.with_profile(name, self.tool(name).profile_with(description))
+        return [(self._record(self._select(self.embedding_selector, q)), self._record(self._select(changed, q))) for q in questions]
+
+    def _select(self, selector: BaseSelector, question: str) -> ScoredSelection:
+        """Route `question` with `selector` only (nothing is answered)."""
         choices = [t.tool.metadata for t in self.tools]
-        routes = []
-        for question in questions:
-            query = QueryBundle(check_question(question, self.settings.max_question_chars))
-            routes.append((self._record(self.embedding_selector.select(choices, query)), self._record(changed.select(choices, query))))
-        return routes
+        return selector.select(choices, QueryBundle(check_question(question, self.settings.max_question_chars)))
 
     def _route_record(self, response: Response, forced: SourceTool | None) -> RouteRecord:
         if forced:

@@ -96,8 +96,9 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         attempts: list[SqlAttempt] = []
         while len(attempts) < self.max_attempts:
             start = time.perf_counter()
-            written = [self._fix(write_sql(self.llm, prompt, n)) for n in range(1 if attempts else self.candidates)]
-            written = [(sql, fixes) for sql, fixes in written if sql]
+            raw = [write_sql(self.llm, prompt, n) for n in range(1 if attempts else self.candidates)]
+            fixed = {sql: self._fix(sql) for sql in dict.fromkeys(raw)}  # samples often repeat: fix (and look up) once
+            written = [fixed[sql] for sql in raw if fixed[sql][0]]
             if not written:  # the model closed its SQL block at once: ask again, as for a syntax error
                 attempts.append(SqlAttempt(sql="", error="the model wrote no SQL", kind="empty", ms=_since(start)))
                 prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, "(nothing)", "the answer held no SQL")

@@ -37,7 +37,13 @@ class SourceTool:
     def profile_with(self, description: str) -> list[str]:
         """The profile the router would read were `description` the source's own (its contents unchanged)."""
         contents = self.profile[1 + len(clauses(self.source.description)):]
-        return [description, *clauses(description), *contents]
+        return profile_texts(description, description, contents)
+
+
+def profile_texts(description: str, given: str | None, contents: list[str]) -> list[str]:
+    """A source's profile: the description it routes by, the user's own description clause by clause, then
+    texts of what it holds (the layout `SourceTool.profile_with` relies on)."""
+    return [description, *clauses(given), *contents]
 
 
 def _documents_tool(
@@ -50,7 +56,7 @@ def _documents_tool(
     index = open_index(source, settings, embed)
     engine = build_documents_engine(index, settings, llm, embed, source.language, guard)
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=description)
-    profile = [description, *clauses(source.description), *entry["samples"]]
+    profile = profile_texts(description, source.description, entry["samples"])
     probe = coverage_probe(index.vector_store, is_lite(settings.milvus_uri), probe_copy_path(settings.state_dir, source.name))
     return SourceTool(source, tool, profile, probe=probe, index=index)
 
@@ -59,7 +65,7 @@ def _sql_profile(source: SqlSource, database: GuardedSQLDatabase) -> list[str]:
     """The description (given, or derived from the schema) followed by two texts per table: as named, and in words."""
     tables = schema_summary(database)
     description = source.description or describe_database(source.name, tables)
-    return [description, *clauses(source.description), *table_profile(tables), *table_words(tables)]
+    return profile_texts(description, source.description, [*table_profile(tables), *table_words(tables)])
 
 
 def _sql_tool(source: SqlSource, settings: Settings, llm: LLM, embed: BaseEmbedding) -> SourceTool:
@@ -72,7 +78,7 @@ def _sql_tool(source: SqlSource, settings: Settings, llm: LLM, embed: BaseEmbedd
 
 
 def _web_profile(source: WebSource) -> list[str]:
-    return [source.description or WEB_DESCRIPTION, *clauses(source.description), *WEB_PROFILE]
+    return profile_texts(source.description or WEB_DESCRIPTION, source.description, WEB_PROFILE)
 
 
 def build_tools(sources: list[Source], settings: Settings, llm: LLM, embed: BaseEmbedding) -> list[SourceTool]:
