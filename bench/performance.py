@@ -3,9 +3,9 @@
     python -m bench.performance [--repeats 3] [--ingest-docs 300]
 
 Measured in one run: peak memory of `ragrouter ask`; route decision time (ours vs the stock embedding and LLM
-selectors, same tools); end-to-end time per question kind on the demo sources (ours vs
-`RouterQueryEngine.from_defaults` over stock query engines on the same stores); retrieval stage times;
-ingest throughput on the first N SciFact abstracts (ours: chunk + e5 + BM25 into Milvus Lite; stock:
+selectors, same tools); end-to-end time and time to the answer's first token per question kind on the demo
+sources (ours, streaming to a listener, vs `RouterQueryEngine.from_defaults` over stock streaming query engines on
+the same stores); retrieval stage times; ingest throughput on the first N SciFact abstracts (ours: chunk + e5 + BM25 into Milvus Lite; stock:
 `VectorStoreIndex.from_documents` into a dense-only Milvus Lite collection); the SQL path's stages (knowledge
 retrieval, generation and guarded run, repairs, answer). Writes bench/results.json.
 Needs `make ingest` and `make eval-ingest` first (the Makefile's `bench` target does both).
@@ -76,6 +76,7 @@ def route_times(router: RagRouter, repeats: int) -> dict:
 
 
 def _stock_router(router: RagRouter):
+    """The stock pieces over the same stores, streaming their answers as ours does."""
     from llama_index.core import SQLDatabase
     from llama_index.core.query_engine import NLSQLTableQueryEngine, RouterQueryEngine
     from llama_index.core.tools import QueryEngineTool
@@ -83,29 +84,55 @@ def _stock_router(router: RagRouter):
     tools = []
     for t in router.tools:
         if t.index is not None:
-            engine = t.index.as_query_engine(llm=router.llm)
+            engine = t.index.as_query_engine(llm=router.llm, streaming=True)
         elif t.database is not None:
-            engine = NLSQLTableQueryEngine(sql_database=SQLDatabase(t.database.engine), llm=router.llm)
+            engine = NLSQLTableQueryEngine(sql_database=SQLDatabase(t.database.engine), llm=router.llm, streaming=True)
         else:
             continue  # no network here: the web path is left out of both
         tools.append(QueryEngineTool.from_defaults(engine, name=t.source.name, description=t.tool.metadata.description))
     return RouterQueryEngine.from_defaults(query_engine_tools=tools, llm=router.llm)
 
 
+class _Unseen:
+    """A listener with no page to write on: only the first token's time matters here."""
+
+    def begin(self) -> None: ...
+
+    def token(self, delta: str) -> None: ...
+
+    def withdraw(self, message: str) -> None: ...
+
+
+def _ours(router: RagRouter, question: str) -> tuple[float, float]:
+    """ms to the first token and to the whole answer (an answer no model wrote arrives whole)."""
+    times = router.ask(question, listener=_Unseen()).timings_ms
+    return times.get("first_token", times["total"]), times["total"]
+
+
+def _stock(stock, question: str) -> tuple[float, float, bool]:
+    """ms to the first token and to the whole answer, and whether the stock router crashed (its selector's
+    malformed output; the time still counts)."""
+    start, first = time.perf_counter(), None
+    try:
+        for _ in stock.query(question).response_gen:
+            first = first or 1000 * (time.perf_counter() - start)
+    except Exception:
+        return 1000 * (time.perf_counter() - start), 1000 * (time.perf_counter() - start), True
+    total = 1000 * (time.perf_counter() - start)
+    return first or total, total, False
+
+
 def answer_times(router: RagRouter) -> dict:
     stock = _stock_router(router)
     results = {}
     for kind, questions in DEMO_QUESTIONS.items():
-        ours = [timed(lambda q=q: router.ask(q)) for q in questions]
-        base, failed = [], 0
-        for question in questions:
-            start = time.perf_counter()
-            try:
-                stock.query(question)
-            except Exception:  # the stock router crashes on its selector's malformed output; the time still counts
-                failed += 1
-            base.append(1000 * (time.perf_counter() - start))
-        results[kind] = {"ragrouter": stats(ours), "stock RouterQueryEngine": {**stats(base), "failed": failed}}
+        ours = [_ours(router, q) for q in questions]
+        base = [_stock(stock, q) for q in questions]
+        results[kind] = {
+            "ragrouter": stats([t for _, t in ours]),
+            "stock RouterQueryEngine": {**stats([t for _, t, _ in base]), "failed": sum(f for *_, f in base)},
+            "first token": {"ragrouter": stats([f for f, _ in ours]), "stock RouterQueryEngine": stats([f for f, *_ in base])},
+        }
     return results
 
 
@@ -177,6 +204,8 @@ def markdown(results: dict) -> str:
     rows.append(_row("route decision vs LLMSingleSelector", route["ragrouter"], route["stock LLMSingleSelector"]))
     for kind, pair in results["answer"].items():
         rows.append(_row(f"answer, {kind}", pair["ragrouter"], pair["stock RouterQueryEngine"]))
+        first = pair["first token"]
+        rows.append(_row(f"first token of the answer, {kind}", first["ragrouter"], first["stock RouterQueryEngine"]))
     for stage, s in results["retrieval_stages"].items():
         rows.append(_row(f"retrieval stage: {stage}", s, results["retrieval_stages"]["dense"] if stage == "hybrid" else None))
     for stage, s in results.get("sql_stages", {}).items():
@@ -203,7 +232,6 @@ def main() -> None:
         results["ask_peak_memory"] = peak_memory_of_ask()  # first: a second process cannot open Milvus Lite while we hold it
     demo = RagRouter(Settings(), DATA_DIR / "sources.yaml")
     reference = RagRouter(Settings(), DATA_DIR / "eval-sources.yaml", llm=demo.llm, embed=demo.embed)
-    results["time_to_first_token"] = None  # no path streams its answer yet
     steps = {
         "route": lambda: route_times(reference, args.repeats),
         "answer": lambda: answer_times(demo),

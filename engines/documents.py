@@ -11,12 +11,12 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.query_engine import BaseQueryEngine
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from engines.citation_engine import AnswerEngine
 from engines.compression import SafeSentenceOptimizer
 from engines.crag import CorrectiveQueryEngine, CorrectiveRAG
 from engines.output_guard import OutputGuard
 from engines.prompts import CITATION_QA, CITATION_REFINE
 from engines.settings import Settings
-from engines.stage_clock import TimedCitationQueryEngine
 
 
 STAMPS = ("retrieved_rank", "retrieved_chars", "retrieved_text")
@@ -54,9 +54,9 @@ def _postprocessors(settings: Settings, embed_model: BaseEmbedding, rerank: bool
 
 def build_answer_engine(
     index: BaseIndex, retriever: BaseRetriever, settings: Settings, llm: LLM, embed_model: BaseEmbedding, rerank: bool
-) -> TimedCitationQueryEngine:
+) -> AnswerEngine:
     """Whatever the retriever finds -> (rerank) -> compress -> an answer that cites its numbered sources."""
-    return TimedCitationQueryEngine.from_args(
+    return AnswerEngine.from_args(
         index,
         llm=llm,
         retriever=retriever,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 from llama_index.core import Settings as LlamaSettings
@@ -14,9 +15,11 @@ from llama_index.core.llms import LLM
 from llama_index.core.query_engine import RouterQueryEngine
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from engines.answer_stream import AnswerListener, listening
 from engines.declines import declines
 from engines.embeddings import build_embedding
 from engines.llm import build_llm
+from engines.output_guard import load_output_guard
 from engines.schema_match import SchemaLinker
 from engines.selectors import Floor, LLMWithFallbackSelector, ProfileEmbeddingSelector, ScoredSelection
 from engines.settings import Settings
@@ -52,7 +55,8 @@ class RagRouter:
         self.llm = llm or build_llm(settings)
         # Keep LlamaIndex from reaching for its OpenAI defaults anywhere we did not pass a model explicitly.
         LlamaSettings.llm, LlamaSettings.embed_model = self.llm, self.embed
-        self.tools: list[SourceTool] = build_tools(self.sources, settings, self.llm, self.embed)
+        self.guard = load_output_guard(settings.output_guard_file)
+        self.tools: list[SourceTool] = build_tools(self.sources, settings, self.llm, self.embed, self.guard)
         self.embedding_selector = ProfileEmbeddingSelector(
             self.embed,
             {t.source.name: t.profile for t in self.tools},
@@ -74,15 +78,18 @@ class RagRouter:
                 return tool
         raise SourcesError(f"unknown source '{name}'; known sources: {', '.join(t.source.name for t in self.tools)}")
 
-    def ask(self, question: str, source: str | None = None) -> Trace:
-        """Route (or use the named source), answer, and record why and how long each step took."""
+    def ask(self, question: str, source: str | None = None, listener: AnswerListener | None = None) -> Trace:
+        """Route (or use the named source), answer, and record why and how long each step took. A `listener`
+        hears the answer token by token while the model writes it."""
         text = check_question(question, self.settings.max_question_chars)
         forced = self.tool(source) if source else None
         trace = Trace(question=text)
         start = time.perf_counter()
-        with question_clock() as clock:
+        with question_clock() as clock, listening(listener, self.guard) if listener else nullcontext() as stream:
             response = forced.tool.query_engine.query(text) if forced else self.engine.query(text)
         trace.timings_ms["total"] = round((time.perf_counter() - start) * 1000, 1)
+        if stream is not None and stream.first_token_at is not None:
+            trace.timings_ms["first_token"] = round((stream.first_token_at - start) * 1000, 1)
         trace.timings_ms.update(clock.ms)
         trace.llm_calls = clock.llm_calls
         trace.route = self._route_record(response, forced)
@@ -128,6 +135,9 @@ class RagRouter:
     def _fill_answer(self, trace: Trace, response: Response, chosen: SourceTool) -> None:
         metadata = response.metadata or {}
         trace.answer = str(response.response or "").strip()
+        if rule := self.guard.check(trace.answer):  # every path's answer, whether it streamed or not
+            trace.answer = rule.message
+            trace.notes.append(f"The output guard's rule '{rule.name}' withheld the answer.")
         if chosen.database is not None and metadata.get("sql_query"):
             trace.sql = metadata["sql_query"]
             trace.rows = [list(row) for row in metadata.get("result") or []]

@@ -2,8 +2,7 @@
 
 A context variable holds the clock of the question being answered, so components need no extra argument and a
 question answered in another thread (another browser tab) keeps its own. LLM calls are counted from
-LlamaIndex's instrumentation events, whatever the model, and generation is timed from its synthesize events;
-node postprocessors send no events, so their time is taken here.
+LlamaIndex's instrumentation events, whatever the model; stages are timed where they run (`stage`).
 """
 
 from __future__ import annotations
@@ -18,9 +17,6 @@ from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.instrumentation.events.llm import LLMChatStartEvent, LLMCompletionStartEvent
-from llama_index.core.instrumentation.events.synthesis import SynthesizeEndEvent, SynthesizeStartEvent
-from llama_index.core.query_engine import CitationQueryEngine
-from llama_index.core.schema import NodeWithScore, QueryBundle
 
 
 @dataclass
@@ -32,25 +28,16 @@ class StageClock:
 _current: ContextVar[StageClock | None] = ContextVar("stage_clock", default=None)
 
 
-class _EventClock(BaseEventHandler):
-    """Counts LLM calls and times generation (LlamaIndex's synthesize events) for the open question."""
-
-    started: dict[str, float] = {}
+class _CallCounter(BaseEventHandler):
+    """Counts the open question's LLM calls."""
 
     def handle(self, event: BaseEvent, **kwargs: Any) -> None:
         clock = _current.get()
-        if clock is None:
-            return
-        if isinstance(event, (LLMCompletionStartEvent, LLMChatStartEvent)):
+        if clock is not None and isinstance(event, (LLMCompletionStartEvent, LLMChatStartEvent)):
             clock.llm_calls += 1
-        elif isinstance(event, SynthesizeStartEvent):
-            self.started[event.span_id or ""] = time.perf_counter()
-        elif isinstance(event, SynthesizeEndEvent) and (event.span_id or "") in self.started:
-            elapsed = (time.perf_counter() - self.started.pop(event.span_id or "")) * 1000
-            clock.ms["generate"] = round(clock.ms.get("generate", 0.0) + elapsed, 1)
 
 
-get_dispatcher().add_event_handler(_EventClock())
+get_dispatcher().add_event_handler(_CallCounter())
 
 
 @contextmanager
@@ -74,20 +61,3 @@ def stage(name: str) -> Iterator[None]:
         clock = _current.get()
         if clock is not None:
             clock.ms[name] = round(clock.ms.get(name, 0.0) + (time.perf_counter() - start) * 1000, 1)
-
-
-# The stage each of our node postprocessors is (by LlamaIndex's class_name(); anything else: bookkeeping).
-POSTPROCESSOR_STAGES = {"ColbertRerank": "rerank", "SentenceEmbeddingOptimizer": "compress"}
-
-
-class TimedCitationQueryEngine(CitationQueryEngine):
-    """CitationQueryEngine whose retrieval, rerank and compression are timed as the question's stages (generation
-    is timed from its events); `retrieve` is the stock one with a clock around each step."""
-
-    def retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        with stage("retrieve"):
-            nodes = self._retriever.retrieve(query_bundle)
-        for postprocessor in self._node_postprocessors:
-            with stage(POSTPROCESSOR_STAGES.get(postprocessor.class_name(), "retrieve")):
-                nodes = postprocessor.postprocess_nodes(nodes, query_bundle=query_bundle)
-        return nodes

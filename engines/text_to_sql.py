@@ -15,6 +15,7 @@ from llama_index.core.llms import LLM
 from llama_index.core.query_engine import CustomQueryEngine
 from llama_index.core.bridge.pydantic import ConfigDict, PrivateAttr
 
+from engines.answer_stream import complete_answer
 from engines.language import has_chinese
 from engines.llm import complete_with_prefix
 from engines.sql import GuardedSQLDatabase
@@ -155,4 +156,4 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         if last.error:  # no rows to answer from: say so plainly rather than let the model guess
             return (NO_RESULT_ZH if has_chinese(question) else NO_RESULT_EN).format(error=last.error)
         prompt = ANSWER_FROM_ROWS.format(query_str=question, sql_query=metadata["sql_query"], context_str=str(metadata["result"][:20]))
-        return self.llm.complete(prompt).text.strip()
+        return complete_answer(self.llm, prompt).strip()

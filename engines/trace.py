@@ -74,7 +74,7 @@ class Trace(BaseModel):
     columns: list[str] = Field(default_factory=list)
     sql_attempts: list[SqlAttempt] = Field(default_factory=list)
     passages: list[Passage] = Field(default_factory=list)
-    timings_ms: dict[str, float] = Field(default_factory=dict)  # total, route, answer, and the answer's stages
+    timings_ms: dict[str, float] = Field(default_factory=dict)  # total, route, answer, first_token (when streamed), the stages
     llm_calls: int = 0  # every call to the model while answering, routing included
     web_unavailable: bool = False
     crag: CragRecord | None = None

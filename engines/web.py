@@ -11,9 +11,10 @@ from llama_index.core.base.response.schema import Response
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import CustomQueryEngine
 
+from engines.citation_engine import AnswerEngine
 from engines.prompts import CITATION_QA, CITATION_REFINE
 from engines.settings import Settings
-from engines.stage_clock import TimedCitationQueryEngine, stage
+from engines.stage_clock import stage
 
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="web-search")
 
@@ -81,10 +82,11 @@ class WebQueryEngine(CustomQueryEngine):
                 documents = search_web(query_str, self.settings)
         except WebSearchUnavailable as err:
             return Response(
-                response=f"Web search is unavailable ({err}), so this question cannot be answered from the web right now.",
+                # The cause goes to the trace's notes: in the answer, exception text would trip the output guard.
+                response=f"Web search ({self.settings.web_backend}) is unavailable, so this question cannot be answered from the web right now.",
                 metadata={"web_unavailable": True, "web_error": str(err)},
             )
-        engine = TimedCitationQueryEngine.from_args(
+        engine = AnswerEngine.from_args(
             SummaryIndex.from_documents(documents),
             llm=self.llm,
             citation_qa_template=CITATION_QA,

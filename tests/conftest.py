@@ -54,6 +54,24 @@ def search_server() -> Iterator[str]:
     server.shutdown()
 
 
+class Heard:
+    """A listener that keeps what it was told."""
+
+    def __init__(self) -> None:
+        self.tokens: list[str] = []
+        self.begins = 0
+        self.withdrawn: str | None = None
+
+    def begin(self) -> None:
+        self.begins += 1
+
+    def token(self, delta: str) -> None:
+        self.tokens.append(delta)
+
+    def withdraw(self, message: str) -> None:
+        self.withdrawn = message
+
+
 @pytest.fixture(scope="session")
 def embed():
     return build_embedding("e5")

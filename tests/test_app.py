@@ -84,3 +84,5 @@ def test_a_cited_passage_opens_from_its_number_and_shows_what_compression_kept(a
     assert opened and all("handbook" in c for c in opened)
     assert any(c.value.startswith("The passage as retrieved: compression kept") for c in app.caption)
     assert any(":green-background[" in str(m.value) for m in app.markdown)
+    assert any("first words after" in c.value for c in app.caption)  # the answer streamed in
+    assert not any("▌" in str(m.value) for m in app.markdown)  # and the checked answer replaced the stream

@@ -6,11 +6,15 @@ import pytest
 from llama_index.core.schema import QueryBundle
 
 from engines.router import QuestionError
+from tests.conftest import Heard
 from tools.sources import SourcesError
 
 
 def test_documents_question_routes_to_the_handbook_and_cites_it(router) -> None:
-    trace = router.ask("How many days per week can I work remotely?")
+    heard = Heard()
+    trace = router.ask("How many days per week can I work remotely?", listener=heard)
+    assert len(heard.tokens) > 3 and "".join(heard.tokens).strip() == trace.answer  # streamed as it was written
+    assert 0 < trace.timings_ms["first_token"] < trace.timings_ms["total"]
     assert trace.route.chosen == "handbook"
     assert re.search(r"\b(three|3)\b", trace.answer, re.I)
     assert any(p.id == "remote-work-policy-2023.md" for p in trace.passages)
@@ -28,7 +32,9 @@ def test_chinese_documents_question(router) -> None:
 
 
 def test_sql_question_runs_guarded_sql_and_returns_rows(router) -> None:
-    trace = router.ask("How many customers are older than 30?")
+    heard = Heard()
+    trace = router.ask("How many customers are older than 30?", listener=heard)
+    assert "".join(heard.tokens).strip() == trace.answer  # the answer sentence streams; the SQL does not
     assert trace.route.chosen == "shop"
     assert trace.sql and trace.sql.upper().startswith("SELECT") and "LIMIT" in trace.sql.upper()
     assert trace.rows == [[7]]

@@ -12,7 +12,7 @@ from llama_index.core.tools import QueryEngineTool
 from engines.coverage_probe import Probe, coverage_probe, probe_copy_path
 from engines.document_store import docstore_path, is_lite, open_index
 from engines.documents import build_documents_engine
-from engines.output_guard import OutputGuard, load_output_guard
+from engines.output_guard import OutputGuard
 from engines.schema_match import SchemaVocabulary, schema_vocabulary
 from engines.settings import Settings
 from engines.sql import GuardedSQLDatabase, open_engine, schema_summary
@@ -81,9 +81,8 @@ def _web_profile(source: WebSource) -> list[str]:
     return profile_texts(source.description or WEB_DESCRIPTION, source.description, WEB_PROFILE)
 
 
-def build_tools(sources: list[Source], settings: Settings, llm: LLM, embed: BaseEmbedding) -> list[SourceTool]:
+def build_tools(sources: list[Source], settings: Settings, llm: LLM, embed: BaseEmbedding, guard: OutputGuard) -> list[SourceTool]:
     cache = DescriptionCache(settings.state_dir / "descriptions.json")
-    guard = load_output_guard(settings.output_guard_file)
     tools = []
     for source in sources:
         if isinstance(source, DocumentsSource):

@@ -19,6 +19,23 @@ st.set_page_config(page_title="ragrouter", page_icon="🧭", layout="wide")
 CITATION = re.compile(r"\[(\d+)\]|\bSource (\d+)\b")
 
 
+class StreamedAnswer:
+    """The answer on the page while the model writes it (engines/answer_stream.py); the checked answer replaces it."""
+
+    def __init__(self) -> None:
+        self.slot, self.text = st.empty(), ""
+
+    def begin(self) -> None:
+        self.text = ""
+
+    def token(self, delta: str) -> None:
+        self.text += delta
+        self.slot.markdown(self.text + " ▌")
+
+    def withdraw(self, message: str) -> None:
+        self.slot.warning(message)
+
+
 def settings_sidebar(current: Settings) -> None:
     """The settings a demo changes most, applied by building (once) a router with them."""
     with st.form("settings"):
@@ -106,7 +123,8 @@ def why_not(index: int, trace: Trace) -> None:
 def show_trace(index: int, trace: Trace) -> None:
     citations(trace)
     route = trace.route
-    st.caption(f"Answered from **{route.chosen}** · {route.selector} selector · {trace.timings_ms.get('total', 0) / 1000:.1f} s")
+    first = f" · first words after {trace.timings_ms['first_token'] / 1000:.1f} s" if "first_token" in trace.timings_ms else ""
+    st.caption(f"Answered from **{route.chosen}** · {route.selector} selector · {trace.timings_ms.get('total', 0) / 1000:.1f} s{first}")
     with st.expander("Why this source?", expanded=False):
         st.write(route.reason)
         if route.candidates:
@@ -181,14 +199,15 @@ for index, (question, trace) in enumerate(st.session_state.history):
 if question := st.chat_input("Ask a question…"):
     st.chat_message("user").write(question)
     with st.chat_message("assistant"):
+        streamed = StreamedAnswer()
         try:
             if lock.locked():
                 st.info("Another question is being answered; yours is waiting in line.")
             with lock, st.spinner("Routing and answering…"):
-                trace = router.ask(question)
+                trace = router.ask(question, listener=streamed)
         except (QuestionError, *USER_ERRORS) as err:
             st.error(str(err))
         else:
-            st.write(trace.answer)
+            streamed.slot.write(trace.answer)
             show_trace(len(st.session_state.history), trace)
             st.session_state.history.append((question, trace))
