@@ -1,12 +1,15 @@
 """SQL suite: execution accuracy of generated SQL on Spider, ours beside the stock NLSQLTableQueryEngine.
 
 A prediction is right when its rows equal the gold query's rows as multisets (as lists when the gold query
-has ORDER BY). Both systems' SQL runs on the same read-only, time-boxed connection; ours also passes the
-product's guard, as it does when answering.
+has ORDER BY), as ../shared/eval/README.md defines it; beside it the suite reports Spider's own execution match
+(test-suite-sql-eval's `result_eq`), where the columns may come in any order. Both systems' SQL runs on the same read-only, time-boxed connection; ours also passes the product's guard, as
+it does when answering. The log keeps each system's SQL; scoring runs on it every time the report is written,
+so a resumed run is scored by the current metric.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections import Counter, defaultdict
 from typing import Any, Callable
@@ -41,19 +44,44 @@ def execute(engine: Engine, sql: str) -> list[tuple]:
         return [tuple(_value(v) for v in row) for row in conn.exec_driver_sql(sql).fetchall()]
 
 
-def same_result(predicted: list[tuple], gold: list[tuple], ordered: bool) -> bool:
-    return predicted == gold if ordered else Counter(predicted) == Counter(gold)
+def same_result(predicted: list[tuple], gold: list[tuple], ordered: bool, any_column_order: bool = False) -> bool:
+    """The same rows; with `any_column_order`, under some order of the predicted columns (Spider's own match: a
+    question names its columns, not their order). test-suite-sql-eval is not a PyPI package, so its `result_eq`
+    is redone here: only column orders that pair columns holding the same set of values are tried."""
+    if not predicted or not gold or not any_column_order:
+        return predicted == gold if ordered else Counter(predicted) == Counter(gold)
+    width = len(gold[0])
+    if len(predicted) != len(gold) or len(predicted[0]) != width:
+        return False
+    gold_values = [{row[i] for row in gold} for i in range(width)]
+    predicted_values = [{row[j] for row in predicted} for j in range(width)]
+    fits = [[j for j in range(width) if predicted_values[j] == gold_values[i]] for i in range(width)]
+    for order in itertools.product(*fits):
+        if len(set(order)) < width:
+            continue
+        permuted = [tuple(row[j] for j in order) for row in predicted]
+        if same_result(permuted, gold, ordered):
+            return True
+    return False
 
 
-def _score(engine: Engine, sql: str | None, gold_sql: str, runnable: str | None) -> dict:
-    gold = execute(engine, gold_sql)
-    if not sql or runnable is None:
-        return {"correct": False, "invalid": True}
+def score(database: GuardedSQLDatabase, sql: str | None, gold: list[tuple], gold_sql: str, guarded: bool) -> dict:
+    """Run a system's SQL (ours through the product's guard, with a row limit that cannot cut the gold result)
+    and compare its rows with the gold query's."""
+    if not sql:
+        return {"correct": False, "correct_any_column_order": False, "invalid": True}
+    runnable = sql
+    if guarded:
+        try:
+            runnable = guard_sql(sql, set(database.get_usable_table_names()), database.dialect, SCORING_ROW_LIMIT)
+        except ValueError as err:
+            return {"correct": False, "correct_any_column_order": False, "invalid": True, "error": str(err)[:200]}
     try:
-        rows = execute(engine, runnable)
+        rows = execute(database.engine, runnable)
     except Exception as err:  # the SQL fails to execute: invalid, and wrong
-        return {"correct": False, "invalid": True, "error": str(err)[:200]}
-    return {"correct": same_result(rows, gold, "order by" in gold_sql.lower()), "invalid": False}
+        return {"correct": False, "correct_any_column_order": False, "invalid": True, "error": str(err)[:200]}
+    ordered = "order by" in gold_sql.lower()
+    return {"correct": same_result(rows, gold, ordered), "correct_any_column_order": same_result(rows, gold, ordered, True), "invalid": False}
 
 
 def _generate(engine: NLSQLTableQueryEngine | TextToSQLQueryEngine, question: str) -> tuple[dict, float]:
@@ -65,23 +93,17 @@ def _generate(engine: NLSQLTableQueryEngine | TextToSQLQueryEngine, question: st
     return metadata, round(1000 * (time.perf_counter() - start), 1)
 
 
-def _ours(database: GuardedSQLDatabase, engine: TextToSQLQueryEngine, item: dict) -> dict:
+def _ours(engine: TextToSQLQueryEngine, item: dict) -> dict:
     metadata, ms = _generate(engine, item["question"])
     attempts = metadata.get("attempts") or [{"sql": None}]
     sql = attempts[-1]["sql"]  # as the model wrote it: the guard's row limit must not cut the scored result
-    record = {"sql": sql, "ms": ms, "attempts": len(attempts), "repaired": len(attempts) > 1 and not attempts[-1].get("error"),
-              "overturned": attempts[0].get("chosen", 0) > 0}
-    try:
-        runnable = guard_sql(sql or "", set(database.get_usable_table_names()), database.dialect, SCORING_ROW_LIMIT)
-    except ValueError as err:
-        return {**record, "correct": False, "invalid": True, "error": str(err)[:200]}
-    return {**record, **_score(database.engine, sql, item["gold_sql"], runnable)}
+    return {"sql": sql, "ms": ms, "attempts": len(attempts), "repaired": len(attempts) > 1 and not attempts[-1].get("error"),
+            "overturned": attempts[0].get("chosen", 0) > 0}
 
 
-def _stock(database: GuardedSQLDatabase, engine: NLSQLTableQueryEngine, item: dict) -> dict:
+def _stock(engine: NLSQLTableQueryEngine, item: dict) -> dict:
     metadata, ms = _generate(engine, item["question"])
-    sql = metadata.get("sql_query")
-    return {"sql": sql, "ms": ms, **_score(database.engine, sql, item["gold_sql"], sql)}
+    return {"sql": metadata.get("sql_query"), "ms": ms}
 
 
 def add_fewshot_examples(knowledge: dict[str, SqlKnowledgeBase], split: str) -> None:
@@ -92,10 +114,10 @@ def add_fewshot_examples(knowledge: dict[str, SqlKnowledgeBase], split: str) -> 
             knowledge[db].sync("eval-fewshot", [example_node(q["question"], q["query"], "eval-fewshot") for q in shots])
 
 
-def _accuracy_by(key: str, records: list[dict], items: list[dict]) -> dict[str, float]:
+def _accuracy_by(key: str, records: list[dict], items: list[dict], match: str = "correct") -> dict[str, float]:
     groups: dict[str, list[bool]] = defaultdict(list)
     for r, q in zip(records, items):
-        groups[q.get(key, "questions")].append(r["correct"])
+        groups[q.get(key, "questions")].append(r[match])
     return {name: round(float(np.mean(v)), 3) for name, v in sorted(groups.items())}
 
 
@@ -109,12 +131,14 @@ def _share(records: list[dict], test: Callable[[dict], bool]) -> float | None:
 def summarise(records: list[dict], items: list[dict]) -> dict:
     return {
         "execution_accuracy": round(float(np.mean([r["correct"] for r in records])), 4),
+        "execution_accuracy_any_column_order": round(float(np.mean([r["correct_any_column_order"] for r in records])), 4),
         "invalid_sql_rate": round(float(np.mean([r["invalid"] for r in records])), 4),
         "repair_rate": _share(records, lambda r: r.get("attempts", 1) > 1),
         "repaired_rate": _share(records, lambda r: r.get("repaired", False)),
         "vote_overturned_rate": _share(records, lambda r: r.get("overturned", False)),
         **latency(r["ms"] for r in records),
         "by_set": _accuracy_by("set", records, items),
+        "by_set_any_column_order": _accuracy_by("set", records, items, "correct_any_column_order"),
         "by_db": _accuracy_by("db", records, items),
     }
 
@@ -131,12 +155,20 @@ def run_sql_suite(router: RagRouter, items: list[dict], report: Report, log: Run
     ours = {db: TextToSQLQueryEngine(database=d, knowledge=knowledge[db], llm=router.llm, write_answer=False, **limits) for db, d in databases.items()}
     stock = {db: NLSQLTableQueryEngine(sql_database=SQLDatabase(d.engine), llm=router.llm, synthesize_response=False) for db, d in databases.items()}
     keyed = [(f"{i}:{q['db']}:{q['question']}", q) for i, q in enumerate(items)]
+    logged = {
+        OURS: log.run(OURS, keyed, lambda q: _ours(ours[q["db"]], q)),
+        BASELINE: log.run(BASELINE, keyed, lambda q: _stock(stock[q["db"]], q)),
+    }
+    golds = [execute(databases[q["db"]].engine, q["gold_sql"]) for q in items]
     results = {
-        OURS: log.run(OURS, keyed, lambda q: _ours(databases[q["db"]], ours[q["db"]], q)),
-        BASELINE: log.run(BASELINE, keyed, lambda q: _stock(databases[q["db"]], stock[q["db"]], q)),
+        name: [
+            {**r, **score(databases[q["db"]], r["sql"], gold, q["gold_sql"], guarded=name == OURS)}
+            for r, q, gold in zip(records, items, golds)
+        ]
+        for name, records in logged.items()
     }
     summaries = {name: summarise(records, items) for name, records in results.items()}
-    headline = ("execution_accuracy", "invalid_sql_rate", "median_ms", "p95_ms")
+    headline = ("execution_accuracy", "execution_accuracy_any_column_order", "invalid_sql_rate", "median_ms", "p95_ms")
     report.headline({k: summaries[OURS][k] for k in headline}, {k: summaries[BASELINE][k] for k in headline}, BASELINE)
     report.detail("systems", summaries)
     for key, title in (("set", "dataset"), ("db", "database")):

@@ -125,6 +125,16 @@ def test_result_comparison_follows_order_by() -> None:
     assert not same_result([(1,), (1,)], [(1,)], ordered=False)  # multisets, not sets
 
 
+def test_spiders_own_match_takes_the_columns_in_any_order() -> None:
+    gold = [("Aruba", 103000), ("Chad", 7651000)]
+    swapped = [(7651000, "Chad"), (103000, "Aruba")]
+    assert same_result(swapped, gold, ordered=False, any_column_order=True) and not same_result(swapped, gold, ordered=False)
+    assert same_result([(103000, "Aruba"), (7651000, "Chad")], gold, ordered=True, any_column_order=True)
+    assert not same_result([(7651000, "Aruba"), (103000, "Chad")], gold, ordered=False, any_column_order=True)  # rows paired differently
+    assert not same_result([("Aruba",), ("Chad",)], gold, ordered=False, any_column_order=True)  # a column missing
+    assert same_result([], [], ordered=True, any_column_order=True) and not same_result([], gold, ordered=False, any_column_order=True)
+
+
 def test_ranking_and_answer_metrics() -> None:
     relevance = {"a": 1, "b": 1}
     assert ndcg_at(["a", "b", "c"], relevance) == pytest.approx(1.0)
