@@ -7,7 +7,14 @@ same query again in three of four probes):
   only other table of the same SELECT that has it, and a table joined only for such columns is dropped;
 - a column of a table the query forgot to join (`SELECT name FROM poker_player`, where `name` is in `people`):
   when the SELECT reads one table, exactly one other table has every missing column, and exactly one foreign
-  key links the two, that table is joined on that key and the SELECT's columns are qualified.
+  key links the two, that table is joined on that key and the SELECT's columns are qualified;
+- a column qualified with an alias whose table lacks it, where no table of the SELECT has it (`T2.Course` on
+  `course_arrange`, where `Course` is in `course`): when exactly one table outside the SELECT has it and
+  exactly one foreign key links it to exactly one of the SELECT's tables, that table is joined on that key
+  under a new alias and the column reads it;
+- a join whose ON compares a column with itself (`JOIN car_names AS T2 ON T2.MakeId = T2.MakeId`: always true,
+  so every row pairs with every row): when exactly one foreign key links the joined table to exactly one table
+  before it, the join is made on that key.
 sqlglot's optimizer (`qualify_columns`) validates names but does not move or join, hence this small pass.
 Anything else is left as written: the database's error then goes back to the model.
 """
@@ -87,6 +94,57 @@ def _join_missing(scope: Scope, schema: Schema, columns: dict[str, set[str]]) ->
     return [f"joined {other} ON {alias}.{link[0]} = {other}.{link[1]}"]
 
 
+def _reach(scope: Scope, schema: Schema, name: str, columns: dict[str, set[str]]) -> tuple[str, str, tuple[str, str]] | None:
+    """The only (alias in the SELECT, table outside it, foreign key between them) through which `name` can be read."""
+    tables = _tables(scope)
+    found = [
+        (alias, other, link)
+        for other in schema.columns
+        if other.lower() not in tables.values() and name in columns[other.lower()]
+        for alias, table in tables.items()
+        if (link := _link(schema, table, other.lower())) is not None
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _join_through(scope: Scope, schema: Schema, columns: dict[str, set[str]]) -> list[str]:
+    select, tables, fixes = scope.expression, _tables(scope), []
+    if not isinstance(select, exp.Select):
+        return []
+    for column in _own_columns(scope):
+        name, qualifier = column.name.lower(), column.table
+        if qualifier not in tables or any(name in columns.get(t, set()) for t in tables.values()):
+            continue
+        if (reach := _reach(scope, schema, name, columns)) is None:
+            continue
+        alias, other, (here, there) = reach
+        new = next(f"T{n}" for n in range(1, len(tables) + 2) if f"T{n}" not in tables)
+        select.join(exp.to_table(other).as_(new), on=f"{alias}.{here} = {new}.{there}", copy=False)
+        column.set("table", exp.to_identifier(new))
+        fixes.append(f"joined {other} AS {new} ON {alias}.{here} = {new}.{there} for {qualifier}.{column.name}")
+        tables = {**tables, new: other.lower()}
+        scope.clear_cache()
+    return fixes
+
+
+def _self_compared_joins(scope: Scope, schema: Schema) -> list[str]:
+    select, tables, fixes = scope.expression, _tables(scope), []
+    start = select.args.get("from_") if isinstance(select, exp.Select) else None
+    if start is None or not isinstance(start.this, exp.Table):
+        return []
+    before = [start.this.alias_or_name]
+    for join in select.args.get("joins") or []:
+        alias, on = join.this.alias_or_name, join.args.get("on")
+        if isinstance(on, exp.EQ) and isinstance(on.this, exp.Column) and on.this == on.expression and alias in tables:
+            keys = [(other, link) for other in before if other in tables and (link := _link(schema, tables[other], tables[alias]))]
+            if len(keys) == 1:
+                other, (there, here) = keys[0]
+                join.set("on", exp.condition(f"{other}.{there} = {alias}.{here}"))
+                fixes.append(f"ON {on.sql()} compares a column with itself: joined on {other}.{there} = {alias}.{here}")
+        before.append(alias)
+    return fixes
+
+
 def fix_columns(sql: str, schema: Schema, dialect: str = "sqlite") -> tuple[str, list[str]]:
     """The query with its column references fixed where only one reading exists, and the fixes made.
 
@@ -99,5 +157,6 @@ def fix_columns(sql: str, schema: Schema, dialect: str = "sqlite") -> tuple[str,
     columns = schema.lowered
     fixes: list[str] = []
     for scope in traverse_scope(tree):
-        fixes += _requalify(scope, columns) + _join_missing(scope, schema, columns)
+        fixes += _self_compared_joins(scope, schema) + _requalify(scope, columns) + _join_missing(scope, schema, columns)
+        fixes += _join_through(scope, schema, columns)
     return (tree.sql(dialect=dialect), fixes) if fixes else (sql, [])

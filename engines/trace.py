@@ -36,8 +36,8 @@ class Passage(BaseModel):
 
 class SqlAttempt(BaseModel):
     """One query the model wrote: as written (after the fixes listed in `fixes`: a column moved to the table that
-    has it, a forgotten join added, a compared string put in its stored spelling), as run (after the guard), and
-    why it failed, if it did. When several queries were written for it (`written`), this is the one whose rows
+    has it, a forgotten join added, a join on a column compared with itself made on its key, a compared string put
+    in its stored spelling), as run (after the guard), and why it failed, if it did. When several queries were written for it (`written`), this is the one whose rows
     won the vote: `votes` of them returned these rows, `chosen` is its place among them (0: the greedy one);
     `others` are the distinct queries that lost."""
 

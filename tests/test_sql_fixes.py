@@ -64,3 +64,26 @@ def test_a_table_joined_only_for_columns_it_lacks_is_dropped_and_a_used_one_kept
 def test_a_join_under_an_aggregate_is_kept_as_its_rows_may_be_what_is_counted() -> None:
     sql, fixes = fix_columns("SELECT COUNT(*) FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID WHERE T2.Country = 'France'", SINGERS)
     assert fixes == ["T2.Country -> T1.Country"] and "JOIN singer_in_concert AS T2" in sql
+
+
+def test_a_column_one_more_join_away_is_read_through_the_only_key_to_its_table() -> None:
+    sql, fixes = fix_columns("SELECT T1.Name, T2.Year FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID", SINGERS)
+    assert sql == (
+        "SELECT T1.Name, T3.Year FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID "
+        "JOIN concert AS T3 ON T2.concert_ID = T3.concert_ID"
+    )
+    assert fixes == ["joined concert AS T3 ON T2.concert_ID = T3.concert_ID for T2.Year"]
+
+
+def test_no_extra_join_when_two_tables_could_supply_the_column() -> None:
+    sql = "SELECT T2.Name FROM singer_in_concert AS T2 WHERE T2.concert_ID = 1"  # singer and concert both have Name
+    assert fix_columns(sql, SINGERS) == (sql, [])
+
+
+def test_a_join_on_a_column_compared_with_itself_is_made_on_the_only_key() -> None:
+    sql, fixes = fix_columns("SELECT T1.Name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T2.Singer_ID = T2.Singer_ID", SINGERS)
+    assert sql == "SELECT T1.Name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID"
+    assert fixes == ["ON T2.Singer_ID = T2.Singer_ID compares a column with itself: joined on T1.Singer_ID = T2.Singer_ID"]
+    # singer_in_concert has a key to both tables before it: which one was meant is not for a fix to guess
+    ambiguous = "SELECT T1.Name FROM singer AS T1 JOIN concert AS T3 ON T3.Year > 2000 JOIN singer_in_concert AS T2 ON T2.Singer_ID = T2.Singer_ID"
+    assert fix_columns(ambiguous, SINGERS) == (ambiguous, [])
