@@ -1,4 +1,4 @@
-"""The answer as it is written: its tokens go to a listener (the app, the CLI) while the model writes them.
+"""The answer as it is written: its tokens go to a listener (the app, `ragrouter ask`) while the model writes them.
 
 A context variable holds the listener of the question being answered, as the stage clock does for timings, so
 the answering steps need no extra argument: synthesis on the documents and web paths and the SQL answer sentence

@@ -77,6 +77,13 @@ def test_unknown_source_exits_2(cli_env: dict, tmp_path: Path) -> None:
     assert result.returncode == 2 and "unknown source 'nope'" in result.stderr
 
 
+def test_ask_prints_the_answer_as_it_streams_then_the_route(cli_env: dict, tmp_path: Path) -> None:
+    result = run(cli_env, "ask", "How many orders are there?", "--sources", _sql_and_web(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("60") == 1  # the answer (on stdout) streamed once, not printed again
+    assert "routed to shop" in result.stderr and "SQL:" in result.stderr  # the route beside it, on stderr
+
+
 def test_ask_json_has_the_stable_keys(cli_env: dict, tmp_path: Path) -> None:
     result = run(cli_env, "ask", "How many orders are there?", "--json", "--sources", _sql_and_web(tmp_path))
     assert result.returncode == 0, result.stderr

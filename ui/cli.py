@@ -68,9 +68,33 @@ def ingest(sources: Optional[Path] = SourcesOption) -> None:
         _fail(err)
 
 
-def _print_trace(trace) -> None:
+class _TerminalAnswer:
+    """The answer printed as the model writes it (engines/answer_stream.py)."""
+
+    def __init__(self) -> None:
+        self.shown = ""
+
+    def begin(self) -> None:
+        if self.shown:  # a second answer (Corrective RAG after verifying the first) starts on its own line
+            print()
+        self.shown = ""
+
+    def token(self, delta: str) -> None:
+        self.shown += delta
+        print(delta, end="", flush=True)
+
+    def withdraw(self, message: str) -> None:
+        print(f"\n{message}", flush=True)
+        self.shown = message
+
+
+def _print_trace(trace, shown: str) -> None:
+    """The route and what was used; the answer too where the checked answer is not what streamed."""
     route = trace.route
-    print(trace.answer)
+    if shown.strip() != trace.answer:
+        print(("\n" if shown else "") + trace.answer)
+    elif shown:
+        print()
     table = Table("source", "score", title=f"routed to {route.chosen} by {route.selector} selector")
     for c in route.candidates:
         table.add_row(c.name, f"{c.score:.3f}")
@@ -95,13 +119,14 @@ def ask(
     settings = Settings()
     try:
         check_question(question, settings.max_question_chars)  # fail before loading any model
-        trace = RagRouter(settings, sources).ask(question, source)
+        streamed = None if as_json else _TerminalAnswer()
+        trace = RagRouter(settings, sources).ask(question, source, listener=streamed)
     except USER_ERRORS as err:
         _fail(err)
-    if as_json:
+    if streamed is None:
         print(json.dumps(trace.model_dump(mode="json"), ensure_ascii=False, indent=1))
     else:
-        _print_trace(trace)
+        _print_trace(trace, streamed.shown)
 
 
 class Suite(str, Enum):
