@@ -94,9 +94,8 @@ def _join_missing(scope: Scope, schema: Schema, columns: dict[str, set[str]]) ->
     return [f"joined {other} ON {alias}.{link[0]} = {other}.{link[1]}"]
 
 
-def _reach(scope: Scope, schema: Schema, name: str, columns: dict[str, set[str]]) -> tuple[str, str, tuple[str, str]] | None:
+def _reach(tables: dict[str, str], schema: Schema, name: str, columns: dict[str, set[str]]) -> tuple[str, str, tuple[str, str]] | None:
     """The only (alias in the SELECT, table outside it, foreign key between them) through which `name` can be read."""
-    tables = _tables(scope)
     found = [
         (alias, other, link)
         for other in schema.columns
@@ -115,7 +114,7 @@ def _join_through(scope: Scope, schema: Schema, columns: dict[str, set[str]]) ->
         name, qualifier = column.name.lower(), column.table
         if qualifier not in tables or any(name in columns.get(t, set()) for t in tables.values()):
             continue
-        if (reach := _reach(scope, schema, name, columns)) is None:
+        if (reach := _reach(tables, schema, name, columns)) is None:
             continue
         alias, other, (here, there) = reach
         new = next(f"T{n}" for n in range(1, len(tables) + 2) if f"T{n}" not in tables)
@@ -123,7 +122,6 @@ def _join_through(scope: Scope, schema: Schema, columns: dict[str, set[str]]) ->
         column.set("table", exp.to_identifier(new))
         fixes.append(f"joined {other} AS {new} ON {alias}.{here} = {new}.{there} for {qualifier}.{column.name}")
         tables = {**tables, new: other.lower()}
-        scope.clear_cache()
     return fixes
 
 
