@@ -2,8 +2,8 @@
 
 A prediction is right when its rows equal the gold query's rows as multisets (as lists when the gold query
 has ORDER BY), as ../shared/eval/README.md defines it; beside it the suite reports Spider's own execution match
-(test-suite-sql-eval's `result_eq`), where the columns may come in any order. Both systems' SQL runs on the same read-only, time-boxed connection; ours also passes the product's guard, as
-it does when answering. The log keeps each system's SQL; scoring runs on it every time the report is written,
+(test-suite-sql-eval's `result_eq`), where the columns may come in any order. Both systems' SQL runs on the
+same read-only, time-boxed connection; ours also passes the product's guard, as it does when answering. The log keeps each system's SQL; scoring runs on it every time the report is written,
 so a resumed run is scored by the current metric.
 """
 
@@ -65,21 +65,26 @@ def same_result(predicted: list[tuple], gold: list[tuple], ordered: bool, any_co
     return False
 
 
+def _unrunnable(error: str | None = None) -> dict:
+    """The score of SQL that is missing, refused or fails to execute: invalid, and wrong by either match."""
+    return {"correct": False, "correct_any_column_order": False, "invalid": True, **({"error": error[:200]} if error else {})}
+
+
 def score(database: GuardedSQLDatabase, sql: str | None, gold: list[tuple], gold_sql: str, guarded: bool) -> dict:
     """Run a system's SQL (ours through the product's guard, with a row limit that cannot cut the gold result)
     and compare its rows with the gold query's."""
     if not sql:
-        return {"correct": False, "correct_any_column_order": False, "invalid": True}
+        return _unrunnable()
     runnable = sql
     if guarded:
         try:
             runnable = guard_sql(sql, set(database.get_usable_table_names()), database.dialect, SCORING_ROW_LIMIT)
         except ValueError as err:
-            return {"correct": False, "correct_any_column_order": False, "invalid": True, "error": str(err)[:200]}
+            return _unrunnable(str(err))
     try:
         rows = execute(database.engine, runnable)
     except Exception as err:  # the SQL fails to execute: invalid, and wrong
-        return {"correct": False, "correct_any_column_order": False, "invalid": True, "error": str(err)[:200]}
+        return _unrunnable(str(err))
     ordered = "order by" in gold_sql.lower()
     return {"correct": same_result(rows, gold, ordered), "correct_any_column_order": same_result(rows, gold, ordered, True), "invalid": False}
 
