@@ -1,15 +1,10 @@
-"""After retrieval is graded: rewrite a weak question, and check the answer against its passages."""
+"""After an answer is written: check it against the passages it was written from."""
 
 from __future__ import annotations
 
 import re
 
-from llama_index.core.indices.query.query_transform import HyDEQueryTransform
-from llama_index.core import PromptTemplate
 from llama_index.core.llms import LLM, ChatMessage
-from llama_index.core.schema import QueryBundle
-
-from engines.language import has_chinese
 
 LABELS = ("GOOD", "HALLUCINATION", "NO_CONTEXT", "INSUFFICIENT")
 VERIFY_SYSTEM = (
@@ -19,36 +14,7 @@ VERIFY_SYSTEM = (
     "NO_CONTEXT - the passages lack the answer and the answer says so\n"
     "INSUFFICIENT - the passages are only loosely related and the answer guesses beyond them"
 )
-STEP_BACK = (
-    "Rewrite the question as a more general question whose answer would contain the answer to it. "
-    "Keep names, dates and places. Reply with the rewritten question only, in the question's language.\n"
-    "Question: {question}\nGeneral question:"
-)
 PASSAGE_CHARS = 700
-# LlamaIndex's HyDE prompt asks for a full passage: ~10 s of generation on the local model; two sentences do.
-HYDE_PROMPT = PromptTemplate(
-    "Write two sentences that answer the question as an encyclopedia or news passage would, in the question's "
-    "language.\nQuestion: {context_str}\nPassage:"
-)
-
-
-def is_short(question: str) -> bool:
-    """Too short to rewrite usefully: under 10 characters in Chinese, under 3 words otherwise."""
-    text = question.strip()
-    return len(text) < 10 if has_chinese(text) else len(text.split()) < 3
-
-
-def hyde(question: str, llm: LLM) -> QueryBundle:
-    """LlamaIndex's HyDE: retrieve with a hypothetical answer passage embedded beside the question."""
-    return HyDEQueryTransform(llm=llm, hyde_prompt=HYDE_PROMPT, include_original=True).run(QueryBundle(question))
-
-
-def step_back(question: str, llm: LLM) -> QueryBundle:
-    rewritten = llm.complete(STEP_BACK.format(question=question), max_tokens=64, stop=["\n"]).text.strip()
-    return QueryBundle(rewritten or question)
-
-
-REWRITES = {"hyde": hyde, "step_back": step_back}
 
 
 def verify(question: str, answer: str, passages: list[str], llm: LLM) -> str:

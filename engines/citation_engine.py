@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.base.response.schema import RESPONSE_TYPE, Response
 from llama_index.core.indices.base import BaseIndex
 from llama_index.core.llms import LLM
@@ -42,9 +43,10 @@ class AnswerEngine(CitationQueryEngine):
         )
         return engine
 
-    def retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+    def retrieve(self, query_bundle: QueryBundle, retriever: BaseRetriever | None = None) -> list[NodeWithScore]:
+        """The engine's retrieval and postprocessors; `retriever` replaces its own (Corrective RAG's fusion) when given."""
         with stage("retrieve"):
-            nodes = self._retriever.retrieve(query_bundle)
+            nodes = (retriever or self._retriever).retrieve(query_bundle)
         for postprocessor in self._node_postprocessors:
             with stage(POSTPROCESSOR_STAGES.get(postprocessor.class_name(), "retrieve")):
                 nodes = postprocessor.postprocess_nodes(nodes, query_bundle=query_bundle)

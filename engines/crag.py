@@ -26,11 +26,12 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.workflow import Context, Event, StartEvent, StopEvent, Workflow, step
 from pydantic import ConfigDict
 
-from engines.answer_check import REWRITES, is_short, verify
+from engines.answer_check import verify
 from engines.declines import declines
 from engines.language import has_chinese
 from engines.output_guard import OutputGuard
 from engines.retrieval_grader import RetrievalGrader
+from engines.rewrites import REWRITES, fusing, is_short
 from engines.settings import Settings
 from engines.web import WebSearchUnavailable, search_web
 
@@ -68,7 +69,7 @@ class _Event(Event):
 
 
 class RetrieveEvent(_Event):
-    query: QueryBundle
+    queries: list[QueryBundle]  # more than one: the question and its sub-questions, fused by reciprocal rank
     top_k_factor: int = 1
 
 
@@ -115,7 +116,7 @@ class CorrectiveRAG(Workflow):
     @step
     async def start(self, ctx: Context, ev: StartEvent) -> RetrieveEvent:
         await ctx.store.set(STATE, CragState(question=ev.question))
-        return RetrieveEvent(query=QueryBundle(ev.question))
+        return RetrieveEvent(queries=[QueryBundle(ev.question)])
 
     @step
     async def retrieve(self, ctx: Context, ev: RetrieveEvent) -> GradeEvent:
@@ -124,12 +125,15 @@ class CorrectiveRAG(Workflow):
         top_k = getattr(retriever, "similarity_top_k", None)
         if ev.top_k_factor > 1 and top_k:
             retriever.similarity_top_k = top_k * ev.top_k_factor
+        query, extra = ev.queries[0], ev.queries[1:]
         try:
-            nodes = self._engine.retrieve(ev.query)
+            # A retriever without a top k returns every passage; so then does the fusion.
+            nodes = self._engine.retrieve(query, fusing(retriever, ev.queries, top_k or 10_000, self._llm))
         finally:
             if top_k:
                 retriever.similarity_top_k = top_k
-        state.record("retrieve", start, query=ev.query.query_str, passages=len(nodes), wider=ev.top_k_factor > 1)
+        state.record("retrieve", start, query=query.query_str, sub_questions=[q.query_str for q in extra], passages=len(nodes),
+                     wider=ev.top_k_factor > 1)
         return GradeEvent(nodes=nodes)
 
     @step
@@ -150,12 +154,13 @@ class CorrectiveRAG(Workflow):
     @step
     async def rewrite(self, ctx: Context, ev: RewriteEvent) -> RetrieveEvent:
         state, start = await self._state(ctx), time.perf_counter()
-        kind = list(REWRITES)[state.rewrites % len(REWRITES)]
+        kinds = self._settings.crag_rewrites
+        kind = kinds[state.rewrites % len(kinds)]
         state.rewrites += 1
         state.llm_calls += 1
-        query = REWRITES[kind](state.question, self._llm)
-        state.record(f"rewrite:{kind}", start, query=query.query_str, embedded=list(query.embedding_strs)[:1])
-        return RetrieveEvent(query=query)
+        queries = REWRITES[kind](state.question, self._llm)
+        state.record(f"rewrite:{kind}", start, queries=[q.query_str for q in queries], embedded=list(queries[0].embedding_strs)[:1])
+        return RetrieveEvent(queries=queries)
 
     @step
     async def web(self, ctx: Context, ev: WebEvent) -> GenerateEvent:
@@ -201,8 +206,8 @@ class CorrectiveRAG(Workflow):
             state.retried = True
             if state.verification == "HALLUCINATION":
                 state.llm_calls += 1
-                return RetrieveEvent(query=REWRITES["step_back"](state.question, self._llm))
-            return RetrieveEvent(query=QueryBundle(state.question), top_k_factor=2)
+                return RetrieveEvent(queries=REWRITES["step_back"](state.question, self._llm))
+            return RetrieveEvent(queries=[QueryBundle(state.question)], top_k_factor=2)
         if state.verification in ("HALLUCINATION", "INSUFFICIENT"):
             ev.response.response = f"{answer}\n\n{INCOMPLETE_NOTE}"
         return StopEvent(result=self._finish(state, ev.response))

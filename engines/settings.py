@@ -53,6 +53,8 @@ class Settings(BaseSettings):
     crag_lower: float = 3.0
     crag_upper: float = 7.0
     crag_max_rewrites: int = 2
+    # The rewrites tried in turn (engines/rewrites.py); with crag_max_rewrites 2 only the first two run.
+    crag_rewrites: list[Literal["hyde", "multi_query", "step_back"]] = Field(default=["hyde", "step_back"], min_length=1)
     output_guard_file: Path = DATA_DIR / "output-guard.yaml"
 
     # SQL: rows returned at most when the model's query has no LIMIT, the time budget of one query, and how many

@@ -5,6 +5,11 @@ built-in function), hybrid (RRF of both; what ragrouter retrieves), + rerank (Co
 `top_k`), and compression (SentenceEmbeddingOptimizer over the `answer_top_n` passages the model reads:
 how many context tokens it removes and, where the answer span is known, whether the answer survives).
 Chunks map to their document (`doc_id`) and a document counts at its best chunk.
+
+With Corrective RAG on (`RAGROUTER_CRAG=true`), each of its rewrites (HyDE, multi-query, step-back) is also
+measured against the question as asked, on the hybrid retrieval of `top_k` passages CRAG grades: the rewrites
+are only worth their LLM call where they retrieve better, which the answers suite (a handful of given passages
+per question) cannot show.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from engines.compression import SafeSentenceOptimizer
 from engines.documents import uses_rerank
+from engines.rewrites import REWRITES, fusing
 from engines.router import RagRouter
 from evals.datasets import EvalDataError
 from evals.metrics import mrr_at, ndcg_at, recall_at
@@ -28,6 +34,8 @@ from evals.runlog import RunLog
 
 DEPTH = 200  # chunks fetched per stage, enough for recall@100 over documents
 STAGES = ("dense", "bm25", "hybrid", "hybrid+rerank")
+ASKED = "asked"
+REWRITES_SYSTEM = "CRAG rewrites"
 METRICS = {
     "ndcg@10": lambda r, rel: ndcg_at(r, rel, 10),
     "recall@5": lambda r, rel: recall_at(r, rel, 5),
@@ -110,6 +118,39 @@ class StageRunner:
         return result
 
 
+def measure_rewrites(router: RagRouter, item: dict) -> dict:
+    """The documents of the top_k hybrid retrieval for the question as asked and for each rewrite of it."""
+    k, question = router.settings.top_k, item["question"]
+    retriever = router.tool(item["source"]).index.as_retriever(similarity_top_k=k, vector_store_query_mode="hybrid")
+    record: dict = {"ranked": {}, "ms": {}, "queries": {}}
+    for kind, rewrite in {ASKED: None, **REWRITES}.items():
+        start = time.perf_counter()
+        queries = rewrite(question, router.llm) if rewrite else [QueryBundle(question)]
+        record["ranked"][kind] = documents_of(fusing(retriever, queries, k, router.llm).retrieve(queries[0]))
+        record["ms"][kind] = round(1000 * (time.perf_counter() - start), 1)
+        record["queries"][kind] = [q.query_str for q in queries]
+    return record
+
+
+def _rewrites_section(report: Report, records: list[dict], items: list[dict], top_k: int) -> None:
+    rows = ["| source | query | nDCG@10 | recall@10 | better than asked | worse | median ms |", "|---|---|---|---|---|---|---|"]
+    summary: dict[str, dict[str, dict[str, float]]] = defaultdict(dict)
+    for source in dict.fromkeys(q["source"] for q in items):
+        pairs = [(r, q) for r, q in zip(records, items) if q["source"] == source]
+        ndcg = {kind: [ndcg_at(r["ranked"][kind], q["relevant"], 10) for r, q in pairs] for kind in pairs[0][0]["ranked"]}
+        for kind, scores in ndcg.items():
+            recall = float(np.mean([recall_at(r["ranked"][kind], q["relevant"], 10) for r, q in pairs]))
+            better = sum(a > b for a, b in zip(scores, ndcg[ASKED]))
+            worse = sum(a < b for a, b in zip(scores, ndcg[ASKED]))
+            summary[source][kind] = {"ndcg@10": round(float(np.mean(scores)), 4), "recall@10": round(recall, 4), "better": better, "worse": worse}
+            median = float(np.median([r["ms"][kind] for r, _ in pairs]))
+            rows.append(f"| {source} | {kind} | {np.mean(scores):.3f} | {recall:.3f} | {better} | {worse} | {median:.0f} |")
+    report.detail("rewrites", summary)
+    report.section(
+        f"## Corrective RAG's rewrites against the question as asked (hybrid, top {top_k})\n\n" + "\n".join(rows)
+    )
+
+
 def _stage_metrics(records: list[dict], items: list[dict], stage: Callable[[dict], str]) -> dict[str, float]:
     return {name: round(float(np.mean([fn(r["ranked"][stage(r)], q["relevant"]) for r, q in zip(records, items)])), 4) for name, fn in METRICS.items()}
 
@@ -172,3 +213,5 @@ def run_retrieval_suite(router: RagRouter, items: list[dict], report: Report, lo
         f"Median ms per stage: {timings}."
     )
     _bars(report, per_source)
+    if router.settings.crag:
+        _rewrites_section(report, log.run(REWRITES_SYSTEM, keyed, lambda q: measure_rewrites(router, q)), items, router.settings.top_k)

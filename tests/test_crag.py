@@ -9,20 +9,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llama_index.core import SummaryIndex
-from llama_index.core.base.llms.types import CompletionResponse, CompletionResponseGen, LLMMetadata, LogProb
+from llama_index.core import SummaryIndex, VectorStoreIndex
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse, CompletionResponse, CompletionResponseGen, LLMMetadata, LogProb
 from llama_index.core.llms import CustomLLM
-from llama_index.core.schema import TextNode
+from llama_index.core.schema import QueryBundle, TextNode
 
-from engines.answer_check import is_short
 from engines.crag import CorrectiveRAG, band
 from engines.documents import build_answer_engine
 from engines.output_guard import load_output_guard
 from engines.retrieval_grader import Grade, _yes_probability, calibrated
+from engines.rewrites import FusedRetriever, is_short, sub_questions
 from engines.router import RagRouter
 from tests.conftest import DEMO_SOURCES, make_settings
 
 PASSAGES = ["Employees receive 28 days of paid annual leave per year.", "The office opens at 8:00."]
+SUB_QUESTION_REPLY = "1. How many days of annual leave do employees get?\n2) When does the office open?\n- When does the office open?"
 
 
 class ScriptedReplies(CustomLLM):
@@ -44,8 +45,22 @@ class ScriptedReplies(CustomLLM):
         yield self.complete(prompt)
 
 
-def _run(tmp_path: Path, embed, llm: CustomLLM):
-    settings = make_settings(tmp_path, web_backend="searxng", searxng_url="http://127.0.0.1:9")
+class ScriptedUnsure(ScriptedReplies):
+    """Scripted LLM double: grades every passage with P(yes) = 0.5 (an ambiguous retrieval), writes
+    SUB_QUESTION_REPLY when asked for search questions, and otherwise replies as ScriptedReplies."""
+
+    def chat(self, messages: list[ChatMessage], **kwargs: Any) -> ChatResponse:
+        if "yes or no" not in str(messages[-1].content):
+            return super().chat(messages, **kwargs)
+        even = [[LogProb(token="yes", logprob=math.log(0.5)), LogProb(token="no", logprob=math.log(0.5))]]
+        return ChatResponse(message=ChatMessage(role="assistant", content="yes"), logprobs=even)
+
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        return CompletionResponse(text=SUB_QUESTION_REPLY) if "Search questions:" in prompt else super().complete(prompt, formatted, **kwargs)
+
+
+def _run(tmp_path: Path, embed, llm: CustomLLM, **overrides: object):
+    settings = make_settings(tmp_path, web_backend="searxng", searxng_url="http://127.0.0.1:9", **overrides)
     index = SummaryIndex([TextNode(text=p) for p in PASSAGES])
     engine = build_answer_engine(index, index.as_retriever(), settings, llm, embed, rerank=False)
     workflow = CorrectiveRAG(engine, llm, settings, load_output_guard(settings.output_guard_file))
@@ -69,6 +84,30 @@ def test_a_leaked_stack_trace_is_replaced_and_the_rule_named(tmp_path: Path, emb
     response = _run(tmp_path, embed, ScriptedReplies(answer=leak, verdict="GOOD"))
     assert "Traceback" not in str(response.response)
     assert response.metadata["crag"]["steps"][-1]["rule"] == "stack-trace"
+
+
+def test_an_ambiguous_retrieval_is_retried_with_sub_questions_fused(tmp_path: Path, embed) -> None:
+    llm = ScriptedUnsure(answer="28 days [1].", verdict="GOOD")
+    response = _run(tmp_path, embed, llm, crag_rewrites=["multi_query"], crag_max_rewrites=1)
+    crag = response.metadata["crag"]
+    assert crag["band"] == "ambiguous" and crag["actions"][:5] == ["retrieve", "grade", "rewrite:multi_query", "retrieve", "grade"]
+    assert crag["steps"][3]["sub_questions"] == ["When does the office open?"]  # the question itself is not repeated
+    assert "web" in crag["actions"] and str(response.response).startswith("28 days")
+
+
+def test_sub_questions_lose_list_marks_repeats_and_the_question_itself() -> None:
+    llm = ScriptedUnsure(answer="", verdict="")
+    assert sub_questions("How many days of annual leave do employees get?", llm) == ["When does the office open?"]
+    assert sub_questions("What are the office hours and the leave?", llm, count=1) == ["How many days of annual leave do employees get?"]
+
+
+def test_fusion_brings_what_only_a_sub_question_finds(embed) -> None:
+    passages = PASSAGES + ["Parking permits are issued by reception.", "Visitors sign in at the front desk."]
+    retriever = VectorStoreIndex([TextNode(text=p) for p in passages], embed_model=embed).as_retriever(similarity_top_k=1)
+    question = QueryBundle("How many days of annual leave do employees get?")
+    alone = [n.node.get_content() for n in retriever.retrieve(question)]
+    fused = FusedRetriever(retriever, [QueryBundle("Who issues parking permits?")], 2, ScriptedUnsure(answer="", verdict=""))
+    assert alone == [PASSAGES[0]] and sorted(n.node.get_content() for n in fused.retrieve(question)) == sorted([PASSAGES[0], passages[2]])
 
 
 def test_grades_and_bands() -> None:

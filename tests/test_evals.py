@@ -55,9 +55,9 @@ def mini(tmp_path_factory: pytest.TempPathFactory, demo_settings: Settings, llm,
     return {"folder": folder, "sources": sources, "claims": claims, "router": RagRouter(settings, sources, llm=llm, embed=embed)}
 
 
-def _run(mini: dict, suite: str, items: list[dict], limit: int) -> dict:
+def _run(mini: dict, suite: str, items: list[dict], limit: int, name: str = "") -> dict:
     questions = _jsonl(mini["folder"] / f"{suite}.jsonl", items)
-    out = mini["folder"] / f"report-{suite}"
+    out = mini["folder"] / f"report-{name or suite}"
     run_suite(suite, mini["sources"], questions, limit, "dev", out, router=mini["router"])
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert (out / "report.md").is_file() and report["n"] == min(limit, len(items)) and report["git_commit"]
@@ -89,6 +89,21 @@ def test_retrieval_suite_reports_every_stage(mini: dict) -> None:
     assert set(stages) == {"dense", "bm25", "hybrid", "hybrid+rerank"}
     assert stages["hybrid"]["recall@100"] == 1.0  # every cited abstract is in the 23-document collection
     assert report["metrics"]["ndcg@10"] > 0.3 and 0 < report["details"]["compression"]["context_removed"] < 1
+
+
+def test_retrieval_suite_with_crag_on_measures_each_rewrite_against_the_question(mini: dict) -> None:
+    settings = mini["router"].settings
+    settings.crag = True
+    try:
+        report = _run(mini, "retrieval", mini["claims"], 2, name="retrieval-crag")
+    finally:
+        settings.crag = False
+    rewrites = report["details"]["rewrites"]["scifact"]
+    assert set(rewrites) == {"asked", "hyde", "multi_query", "step_back"} and rewrites["asked"]["better"] == 0
+    assert all(0 <= m["ndcg@10"] <= 1 and m["better"] + m["worse"] <= 2 for m in rewrites.values())
+    lines = (mini["folder"] / "report-retrieval-crag" / "items.jsonl").read_text().splitlines()
+    records = [r for r in map(json.loads, lines) if r["system"] == "CRAG rewrites"]
+    assert len(records) == 2 and all(r["queries"]["multi_query"][0] == c["question"] for r, c in zip(records, mini["claims"]))
 
 
 def test_answers_suite_reports_rejection_and_faithfulness(mini: dict) -> None:
