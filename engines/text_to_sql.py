@@ -25,6 +25,7 @@ from engines.sql_knowledge import Knowledge, SqlKnowledgeBase
 from engines.sql_prompts import ANSWER_FROM_ROWS, SQL_PREFIX, repair_prompt, write_prompt
 from engines.sql_repair import Failure, classify_error, classify_refusal, repair_hint
 from engines.sql_schema import Schema, read_schema
+from engines.sql_shapes import reshape
 from engines.sql_values import match_values
 from engines.sql_vote import elect
 from engines.trace import SqlAttempt
@@ -98,7 +99,7 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         while len(attempts) < self.max_attempts:
             start = time.perf_counter()
             raw = [write_sql(self.llm, prompt, n) for n in range(1 if attempts else self.candidates)]
-            fixed = {sql: self._fix(sql) for sql in dict.fromkeys(raw)}  # samples often repeat: fix (and look up) once
+            fixed = {sql: self._fix(question, sql) for sql in dict.fromkeys(raw)}  # samples often repeat: fix (and look up) once
             written = [fixed[sql] for sql in raw if fixed[sql][0]]
             if not written:  # the model closed its SQL block at once: ask again, as for a syntax error
                 attempts.append(SqlAttempt(sql="", error="the model wrote no SQL", kind="empty", ms=_since(start)))
@@ -132,12 +133,14 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         others = [sql for sql in dict.fromkeys(sql for sql, _ in written) if sql != attempt.sql]
         return attempt.model_copy(update={"votes": votes, "written": len(written), "chosen": winner, "others": others}), failure, rows
 
-    def _fix(self, sql: str) -> tuple[str, list[str]]:
-        """The schema-guided fixes (names, joins), then compared strings in their stored spelling."""
+    def _fix(self, question: str, sql: str) -> tuple[str, list[str]]:
+        """The schema-guided fixes (names, joins), the shape the question calls for, then compared strings in
+        their stored spelling."""
         dialect = self.database.sqlglot_dialect
         sql, fixes = fix_columns(sql, self.schema, dialect)
+        sql, shapes = reshape(question, sql, self.schema, dialect)
         sql, spellings = match_values(sql, self.database.engine, self.schema.columns, dialect)
-        return sql, fixes + spellings
+        return sql, fixes + shapes + spellings
 
     def _try(self, sql: str, fixes: list[str]) -> tuple[SqlAttempt, Failure | None, dict]:
         try:

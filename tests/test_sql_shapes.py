@@ -1,0 +1,73 @@
+"""Question-guided query shapes: each rewrite checked by the rows it returns on a real SQLite database, and left
+alone where the question or the query does not call for it."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from engines.sql_schema import Schema
+from engines.sql_shapes import reshape
+
+PETS = Schema(
+    columns={"Student": ["StuID", "Fname", "Age"], "Has_Pet": ["StuID", "PetID"], "Pets": ["PetID", "PetType", "weight"]},
+    links=[("Has_Pet", "StuID", "Student", "StuID"), ("Has_Pet", "PetID", "Pets", "PetID")],
+)
+JOINED = "FROM Student AS T1 JOIN Has_Pet AS T2 ON T1.StuID = T2.StuID JOIN Pets AS T3 ON T2.PetID = T3.PetID"
+
+
+@pytest.fixture()
+def pets(tmp_path: Path) -> sqlite3.Connection:
+    """Ann has a cat and a dog, Bob a cat, Cai a dog, Dee no pet."""
+    db = sqlite3.connect(tmp_path / "pets.sqlite")
+    db.executescript(
+        "CREATE TABLE Student (StuID INTEGER PRIMARY KEY, Fname TEXT, Age INTEGER);"
+        "CREATE TABLE Pets (PetID INTEGER PRIMARY KEY, PetType TEXT, weight REAL);"
+        "CREATE TABLE Has_Pet (StuID INTEGER REFERENCES Student(StuID), PetID INTEGER REFERENCES Pets(PetID));"
+        "INSERT INTO Student VALUES (1, 'Ann', 20), (2, 'Bob', 21), (3, 'Cai', 22), (4, 'Dee', 23);"
+        "INSERT INTO Pets VALUES (1, 'cat', 4.0), (2, 'dog', 10.0), (3, 'cat', 6.0), (4, 'dog', 20.0);"
+        "INSERT INTO Has_Pet VALUES (1, 1), (1, 2), (2, 3), (3, 4);"
+    )
+    return db
+
+
+def _names(db: sqlite3.Connection, sql: str) -> list:
+    return sorted(db.execute(sql).fetchall())
+
+
+def test_both_a_and_b_is_an_intersect_of_the_two_values(pets: sqlite3.Connection) -> None:
+    written = f"SELECT T1.Fname {JOINED} WHERE T3.PetType IN ('cat', 'dog')"
+    sql, notes = reshape("Find the first name of students who have both cat and dog pets.", written, PETS)
+    assert _names(pets, written) == [("Ann",), ("Ann",), ("Bob",), ("Cai",)] and _names(pets, sql) == [("Ann",)]
+    assert "INTERSECT" in sql and notes == ["'both A and B' read as an INTERSECT of the two values"]
+
+
+def test_does_not_have_is_not_in_the_rows_that_have_it(pets: sqlite3.Connection) -> None:
+    written = f"SELECT T1.Fname, T1.Age {JOINED} WHERE T3.PetType <> 'cat'"
+    sql, notes = reshape("Which students do not own a cat, and how old are they?", written, PETS)
+    assert _names(pets, written) == [("Ann", 20), ("Cai", 22)]  # Ann owns a cat as well as the dog
+    assert _names(pets, sql) == [("Cai", 22), ("Dee", 23)] and notes == ["'does not have' read as NOT IN the rows that have it"]
+
+
+def test_for_each_x_groups_by_the_column_named_like_x(pets: sqlite3.Connection) -> None:
+    sql, notes = reshape("What is the average weight for each type of pet?", "SELECT AVG(weight) FROM Pets", PETS)
+    assert _names(pets, sql) == [(5.0, "cat"), (15.0, "dog")] and notes == ["'for each X' grouped by X"]
+
+
+@pytest.mark.parametrize(
+    ("question", "sql"),
+    [
+        ("Which students have a cat or a dog?", f"SELECT T1.Fname {JOINED} WHERE T3.PetType IN ('cat', 'dog')"),  # no "both"
+        ("Students who have both a cat, a dog and a bird?", f"SELECT T1.Fname {JOINED} WHERE T3.PetType IN ('cat', 'dog', 'bird')"),
+        ("Which pets are not cats, and whose are they?", f"SELECT T1.Fname, T3.PetType {JOINED} WHERE T3.PetType <> 'cat'"),  # reads T3
+        ("Which students do not own a cat?", "SELECT Fname FROM Student WHERE Age <> 20"),  # no join to undo
+        ("What is the average weight for each owner?", "SELECT AVG(weight) FROM Pets"),  # no column named like it
+        ("What is the average weight of the pets?", "SELECT AVG(weight) FROM Pets"),
+        ("Count the pets for each type.", "SELECT PetType, COUNT(*) FROM Pets GROUP BY PetType"),  # already grouped
+        ("both", "SELEC nothing"),  # unparsable: the guard refuses it later with the parser's message
+    ],
+)
+def test_a_query_its_question_does_not_call_to_change_is_left_as_written(question: str, sql: str) -> None:
+    assert reshape(question, sql, PETS) == (sql, [])
