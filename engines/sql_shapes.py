@@ -5,7 +5,8 @@ call for is left as written:
 - "both A and B" written as `col IN ('A', 'B')` (rows with either): the query is split on the two values and
   the halves INTERSECTed (`... WHERE col = 'A' INTERSECT ... WHERE col = 'B'`);
 - "does not have A" written as a join filtered with `other.col <> 'A'` (rows joined to anything but A, so a
-  student with a cat and a dog still counts): the first table's rows whose join key is NOT IN those joined to A;
+  student with a cat and a dog still counts): the condition becomes "the first table's join key is NOT IN
+  those joined to A", and when it was the only condition the join goes too (a student with no pet counts);
 - "for each X" written as aggregates over one table with no GROUP BY (one total row): grouped by the only
   column of that table named like X (`type of pet` -> `PetType`), which is added to the SELECT.
 The prompt comment spelling these out made the model apply them where they did not fit (Spider dev sample A
@@ -67,24 +68,28 @@ def _not_as_not_in(question: str, tree: exp.Select) -> exp.Expression | None:
     if not NOT.search(question) or where is None or not joins or tree.args.get("group"):
         return None
     conditions = _conjuncts(where)
-    unequal = conditions[0] if len(conditions) == 1 else None
-    if not (isinstance(unequal, exp.NEQ) and isinstance(unequal.this, exp.Column) and isinstance(unequal.expression, exp.Literal)):
-        return None
+    unequal = [c for c in conditions if isinstance(c, exp.NEQ) and isinstance(c.this, exp.Column) and isinstance(c.expression, exp.Literal)]
     first = tree.args["from_"].this
     alias = first.alias_or_name
-    selected_elsewhere = any(c.table not in ("", alias) for e in tree.expressions for c in e.find_all(exp.Column))
     on = joins[0].args.get("on")
     keys = [side for side in (on.this, on.expression) if isinstance(side, exp.Column) and side.table == alias] if isinstance(on, exp.EQ) else []
-    if unequal.this.table in ("", alias) or selected_elsewhere or len(keys) != 1:
+    if len(unequal) != 1 or unequal[0].this.table in ("", alias) or len(keys) != 1:
+        return None
+    alone = len(conditions) == 1  # the join served only the filter: without it, rows joined to nothing count too
+    if alone and any(c.table not in ("", alias) for e in tree.expressions for c in e.find_all(exp.Column)):
         return None
     having = tree.copy()
-    next(n for n in having.find_all(exp.NEQ) if n == unequal).replace(exp.EQ(this=unequal.this.copy(), expression=unequal.expression.copy()))
+    having.set("where", exp.Where(this=exp.EQ(this=unequal[0].this.copy(), expression=unequal[0].expression.copy())))
     having.set("expressions", [keys[0].copy()])
     for part in ("order", "limit", "distinct"):
         having.set(part, None)
     rewritten = tree.copy()
-    rewritten.set("joins", None)
-    rewritten.set("where", exp.Where(this=exp.Not(this=exp.In(this=keys[0].copy(), query=exp.Subquery(this=having)))))
+    not_in = exp.Not(this=exp.In(this=keys[0].copy(), query=exp.Subquery(this=having)))
+    if alone:
+        rewritten.set("joins", None)
+        rewritten.set("where", exp.Where(this=not_in))
+    else:
+        next(n for n in rewritten.find_all(exp.NEQ) if n == unequal[0]).replace(not_in)
     return rewritten
 
 

@@ -51,6 +51,12 @@ def test_does_not_have_is_not_in_the_rows_that_have_it(pets: sqlite3.Connection)
     assert _names(pets, sql) == [("Cai", 22), ("Dee", 23)] and notes == ["'does not have' read as NOT IN the rows that have it"]
 
 
+def test_has_b_but_not_a_keeps_the_join_and_the_other_condition(pets: sqlite3.Connection) -> None:
+    written = f"SELECT T1.Fname {JOINED} WHERE T3.PetType = 'dog' AND T3.PetType <> 'cat'"
+    sql, _ = reshape("Who has a dog but does not have a cat?", written, PETS)
+    assert _names(pets, written) == [("Ann",), ("Cai",)] and _names(pets, sql) == [("Cai",)]
+
+
 def test_for_each_x_groups_by_the_column_named_like_x(pets: sqlite3.Connection) -> None:
     sql, notes = reshape("What is the average weight for each type of pet?", "SELECT AVG(weight) FROM Pets", PETS)
     assert _names(pets, sql) == [(5.0, "cat"), (15.0, "dog")] and notes == ["'for each X' grouped by X"]
