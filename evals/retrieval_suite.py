@@ -133,16 +133,16 @@ def measure_rewrites(router: RagRouter, item: dict) -> dict:
 
 
 def _rewrites_section(report: Report, records: list[dict], items: list[dict], top_k: int) -> None:
-    rows = ["| source | query | nDCG@10 | recall@10 | better than asked | worse | median ms |", "|---|---|---|---|---|---|---|"]
+    rows = [f"| source | query | nDCG@10 | recall@{top_k} | better than asked | worse | median ms |", "|---|---|---|---|---|---|---|"]
     summary: dict[str, dict[str, dict[str, float]]] = defaultdict(dict)
     for source in dict.fromkeys(q["source"] for q in items):
         pairs = [(r, q) for r, q in zip(records, items) if q["source"] == source]
         ndcg = {kind: [ndcg_at(r["ranked"][kind], q["relevant"], 10) for r, q in pairs] for kind in pairs[0][0]["ranked"]}
         for kind, scores in ndcg.items():
-            recall = float(np.mean([recall_at(r["ranked"][kind], q["relevant"], 10) for r, q in pairs]))
+            recall = float(np.mean([recall_at(r["ranked"][kind], q["relevant"], top_k) for r, q in pairs]))
             better = sum(a > b for a, b in zip(scores, ndcg[ASKED]))
             worse = sum(a < b for a, b in zip(scores, ndcg[ASKED]))
-            summary[source][kind] = {"ndcg@10": round(float(np.mean(scores)), 4), "recall@10": round(recall, 4), "better": better, "worse": worse}
+            summary[source][kind] = {"ndcg@10": round(float(np.mean(scores)), 4), f"recall@{top_k}": round(recall, 4), "better": better, "worse": worse}
             median = float(np.median([r["ms"][kind] for r, _ in pairs]))
             rows.append(f"| {source} | {kind} | {np.mean(scores):.3f} | {recall:.3f} | {better} | {worse} | {median:.0f} |")
     report.detail("rewrites", summary)
