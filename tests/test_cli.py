@@ -32,6 +32,13 @@ def test_bad_question_exits_2(cli_env: dict, question: str, message: str) -> Non
     assert result.returncode == 2 and message in result.stderr
 
 
+@pytest.mark.parametrize(("variable", "value"), [("RAGROUTER_CRAG_REWRITES", '["hyde", "guess"]'), ("RAGROUTER_SQL_MAX_ATTEMPTS", "9")])
+def test_a_bad_setting_is_named_and_exits_2(cli_env: dict, variable: str, value: str) -> None:
+    for command in (["ask", "hello"], ["ingest"], ["eval", "sql"]):
+        result = run({**cli_env, variable: value}, *command)
+        assert result.returncode == 2 and variable in result.stderr and "Traceback" not in result.stderr
+
+
 def test_typo_in_sources_file_exits_2(cli_env: dict, tmp_path: Path) -> None:
     sources = _sources(tmp_path, "  - {name: shop, kind: sqll, path: x}\n")
     for command in (["ask", "hello"], ["ingest"]):

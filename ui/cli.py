@@ -7,9 +7,10 @@ import subprocess
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import NoReturn, Optional
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -27,9 +28,17 @@ USER_ERRORS = (SourcesError, QuestionError, StoreLockedError, ModelMissingError,
 SourcesOption = typer.Option(None, "--sources", help="Sources YAML file (default: data/sources.yaml).")
 
 
-def _fail(err: Exception) -> None:
+def _fail(err: Exception) -> NoReturn:
     console.print(f"[bold red]error:[/] {err}")
     raise typer.Exit(code=2)
+
+
+def _settings() -> Settings:
+    """The settings, or a clear error naming each RAGROUTER_* variable that does not validate."""
+    try:
+        return Settings()
+    except ValidationError as err:
+        _fail(ValueError("; ".join(f"RAGROUTER_{str(e['loc'][0]).upper()}: {e['msg']}" for e in err.errors())))
 
 
 def _ingest_all(settings: Settings, sources_file: Path) -> None:
@@ -61,7 +70,7 @@ def _ingest_all(settings: Settings, sources_file: Path) -> None:
 @app.command()
 def ingest(sources: Optional[Path] = SourcesOption) -> None:
     """Read, chunk and embed every document source into Milvus (unchanged files add nothing)."""
-    settings = Settings()
+    settings = _settings()
     try:
         _ingest_all(settings, sources or settings.sources_file)
     except USER_ERRORS as err:
@@ -116,7 +125,7 @@ def ask(
     """Ask one question; the answer comes with the route taken and why."""
     from engines.router import RagRouter, check_question
 
-    settings = Settings()
+    settings = _settings()
     try:
         check_question(question, settings.max_question_chars)  # fail before loading any model
         streamed = None if as_json else _TerminalAnswer()
@@ -154,6 +163,7 @@ def evaluate(
     from evals.datasets import EvalDataError
     from evals.run import SUITE_SOURCES, run_suite
 
+    _settings()
     try:
         run_suite(suite.value, sources or SUITE_SOURCES[suite.value], questions, limit, split.value, out)
     except (*USER_ERRORS, EvalDataError) as err:
