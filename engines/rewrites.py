@@ -72,6 +72,7 @@ class FusedRetriever(QueryFusionRetriever):
     beforehand, so the trace shows them, and drops the list marks the small model adds, which its parser keeps."""
 
     def __init__(self, retriever: BaseRetriever, extra: list[QueryBundle], similarity_top_k: int, llm: LLM) -> None:
+        # `llm` writes nothing here; without one, the parent class resolves LlamaIndex's default (OpenAI) LLM.
         super().__init__([retriever], llm=llm, mode=FUSION_MODES.RECIPROCAL_RANK, similarity_top_k=similarity_top_k,
                          num_queries=len(extra) + 1, use_async=False)
         self._extra = extra
