@@ -14,7 +14,9 @@ same query again in three of four probes):
   under a new alias and the column reads it;
 - a join whose ON compares a column with itself (`JOIN car_names AS T2 ON T2.MakeId = T2.MakeId`: always true,
   so every row pairs with every row): when exactly one foreign key links the joined table to exactly one table
-  before it, the join is made on that key.
+  before it, the join is made on that key. The first fix makes such an ON too, when the model named both sides
+  of a join after the key's name in one table (`cars_data.MakeId = car_names.MakeId`, where cars_data's key is
+  `Id`), so it runs first.
 sqlglot's optimizer (`qualify_columns`) validates names but does not move or join, hence this small pass.
 Anything else is left as written: the database's error then goes back to the model.
 """
@@ -155,6 +157,7 @@ def fix_columns(sql: str, schema: Schema, dialect: str = "sqlite") -> tuple[str,
     columns = schema.lowered
     fixes: list[str] = []
     for scope in traverse_scope(tree):
-        fixes += _self_compared_joins(scope, schema) + _requalify(scope, columns) + _join_missing(scope, schema, columns)
+        # Requalifying first: moving a column to the table that has it can leave an ON comparing it with itself.
+        fixes += _requalify(scope, columns) + _self_compared_joins(scope, schema) + _join_missing(scope, schema, columns)
         fixes += _join_through(scope, schema, columns)
     return (tree.sql(dialect=dialect), fixes) if fixes else (sql, [])

@@ -87,3 +87,16 @@ def test_a_join_on_a_column_compared_with_itself_is_made_on_the_only_key() -> No
     # singer_in_concert has a key to both tables before it: which one was meant is not for a fix to guess
     ambiguous = "SELECT T1.Name FROM singer AS T1 JOIN concert AS T3 ON T3.Year > 2000 JOIN singer_in_concert AS T2 ON T2.Singer_ID = T2.Singer_ID"
     assert fix_columns(ambiguous, SINGERS) == (ambiguous, [])
+
+
+CARS = Schema(
+    columns={"car_names": ["MakeId", "Model", "Make"], "cars_data": ["Id", "Horsepower", "Year"]},
+    links=[("cars_data", "Id", "car_names", "MakeId")],
+)
+
+
+def test_a_join_key_named_as_in_the_other_table_is_joined_on_the_real_key() -> None:
+    # cars_data has no MakeId: moving it to car_names leaves ON comparing car_names.MakeId with itself
+    sql, fixes = fix_columns("SELECT T2.Model FROM cars_data AS T1 JOIN car_names AS T2 ON T1.MakeId = T2.MakeId ORDER BY T1.Horsepower LIMIT 1", CARS)
+    assert sql == "SELECT T2.Model FROM cars_data AS T1 JOIN car_names AS T2 ON T1.Id = T2.MakeId ORDER BY T1.Horsepower LIMIT 1"
+    assert fixes == ["T1.MakeId -> T2.MakeId", "ON T2.MakeId = T2.MakeId compares a column with itself: joined on T1.Id = T2.MakeId"]
