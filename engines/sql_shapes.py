@@ -110,6 +110,23 @@ def _each_as_group_by(question: str, tree: exp.Select, schema: Schema) -> exp.Ex
     return grouped
 
 
+def _group_shown(tree: exp.Select) -> exp.Expression | None:
+    """Aggregates grouped by columns the SELECT does not show: one number per group with nothing to tell the
+    groups apart, so the grouping columns are added after the aggregates."""
+    group = tree.args.get("group")
+    if not group or not all(isinstance(e, exp.Column) for e in group.expressions):
+        return None
+    if not all(e.find(exp.AggFunc) for e in tree.expressions) or tree.args.get("limit"):
+        return None
+    shown = {e.name.lower() for e in tree.expressions if isinstance(e.unalias(), exp.Column)}
+    hidden = [g for g in group.expressions if g.name.lower() not in shown]
+    if not hidden:
+        return None
+    shown_tree = tree.copy()
+    shown_tree.set("expressions", [*shown_tree.expressions, *(g.copy() for g in hidden)])
+    return shown_tree
+
+
 def reshape(question: str, sql: str, schema: Schema, dialect: str = "sqlite") -> tuple[str, list[str]]:
     """The query in the shape its question calls for, and what was changed; anything else as written."""
     try:
@@ -122,6 +139,7 @@ def reshape(question: str, sql: str, schema: Schema, dialect: str = "sqlite") ->
         "'both A and B' read as an INTERSECT of the two values": lambda: _both_as_intersect(question, tree),
         "'does not have' read as NOT IN the rows that have it": lambda: _not_as_not_in(question, tree),
         "'for each X' grouped by X": lambda: _each_as_group_by(question, tree, schema),
+        "the grouping columns shown beside the aggregates": lambda: _group_shown(tree),
     }
     for note, rewrite in rewrites.items():
         rewritten = rewrite()

@@ -5,6 +5,10 @@ and a query that runs but matches nothing is never sent back for repair. Where t
 column and exactly one stored value equals it ignoring case, the literal is replaced by that value. The
 category lists in the prompt cover only columns with few values; this covers every text column, one small
 lookup per literal.
+
+It also compares the wrong column of the right table (`car_names.Make = 'volvo'`, where `'volvo'` is a
+`Model`; `Maker = 'American Motor Company'`, a `FullName`): when an `=` or `<>` literal is in no spelling in
+its column but in exactly one other column of the query's tables, the comparison moves to that column.
 """
 
 from __future__ import annotations
@@ -26,18 +30,50 @@ def _table_of(col: exp.Column, tables: dict[str, str], columns: dict[str, list[s
     return found[0] if len(found) == 1 else None
 
 
-def _stored(engine: Engine, owner: tuple[str, str], literal: str) -> str | None:
-    """The one stored value equal to `literal` ignoring case, when the literal itself is not stored."""
+STORED, ABSENT = "stored", "absent"
+
+
+def _spelling(engine: Engine, owner: tuple[str, str], literal: str) -> str | None:
+    """STORED when the column holds `literal`; else the one stored value equal to it ignoring case; ABSENT when
+    none is; None when it cannot be told (several spellings, a non-text value, a lookup over the time budget)."""
     target = column(owner[1])
     source = table(owner[0], target)
     try:
         with engine.connect() as conn:
             if conn.execute(select(target).select_from(source).where(target == literal).limit(1)).first():
-                return None
+                return STORED
             rows = conn.execute(select(target).select_from(source).where(func.lower(target) == literal.lower()).distinct().limit(2)).scalars().all()
     except SQLAlchemyError:  # e.g. the time budget ran out on a large table: the literal stays as written
         return None
+    if not rows:
+        return ABSENT
     return rows[0] if len(rows) == 1 and isinstance(rows[0], str) else None
+
+
+def _elsewhere(engine: Engine, tables: dict[str, str], columns: dict[str, list[str]], owner: tuple[str, str], literal: str) -> tuple[str, str, str] | None:
+    """(alias, column, stored spelling) of the only other column of the scope's tables that holds `literal`."""
+    found = []
+    for alias, name in tables.items():
+        for other in columns.get(name, []):
+            if (name, other) != owner and (spelling := _spelling(engine, (name, other), literal)) not in (None, ABSENT):
+                found.append((alias, other, literal if spelling == STORED else spelling))
+    return found[0] if len(found) == 1 else None
+
+
+def _respell(engine: Engine, node: exp.Expression, col: exp.Column, owner: tuple[str, str], tables: dict[str, str], columns: dict[str, list[str]]) -> list[str]:
+    changes = []
+    for literal in _literals(node):
+        spelling = _spelling(engine, owner, literal.this)
+        if spelling == ABSENT and not isinstance(node, exp.In) and (moved := _elsewhere(engine, tables, columns, owner, literal.this)):
+            alias, other, stored = moved
+            changes.append(f"{col.sql()} = '{literal.this}' -> {alias}.{other} = '{stored}'")
+            col.set("this", exp.to_identifier(other))
+            col.set("table", exp.to_identifier(alias))
+            literal.replace(exp.Literal.string(stored))
+        elif spelling not in (None, STORED, ABSENT):
+            changes.append(f"'{literal.this}' -> '{spelling}'")
+            literal.replace(exp.Literal.string(spelling))
+    return changes
 
 
 def _literals(node: exp.Expression) -> list[exp.Literal]:
@@ -60,9 +96,6 @@ def match_values(sql: str, engine: Engine, columns: dict[str, list[str]], dialec
         for node in (n for n in scope.expression.find_all(*COMPARISONS) if n.find_ancestor(exp.Select) is scope.expression):
             col = node.this if isinstance(node, exp.In) else next((s for s in (node.left, node.right) if isinstance(s, exp.Column)), None)
             owner = _table_of(col, tables, columns) if isinstance(col, exp.Column) else None
-            for literal in _literals(node) if owner else []:
-                stored = _stored(engine, owner, literal.this)
-                if stored is not None:
-                    changes.append(f"'{literal.this}' -> '{stored}'")
-                    literal.replace(exp.Literal.string(stored))
+            if owner:
+                changes += _respell(engine, node, col, owner, tables, columns)
     return (tree.sql(dialect=dialect), changes) if changes else (sql, [])

@@ -43,3 +43,12 @@ def test_stored_ambiguous_unknown_and_unresolvable_literals_stay(engine: Engine)
 def test_unqualified_columns_resolve_to_the_joined_table_that_has_them(engine: Engine) -> None:
     sql, changes = match_values("SELECT name FROM owners JOIN pets ON owners.PetID = pets.PetID WHERE PetType = 'Dog' AND name = 'ana'", engine, COLUMNS)
     assert changes == ["'Dog' -> 'dog'", "'ana' -> 'Ana'"] and sql.endswith("WHERE PetType = 'dog' AND name = 'Ana'")
+
+
+def test_a_literal_only_another_column_holds_moves_the_comparison_there(engine: Engine) -> None:
+    sql, changes = match_values("SELECT PetType FROM pets AS T1 JOIN owners AS T2 ON T1.PetID = T2.PetID WHERE T1.PetType = 'ANA'", engine, COLUMNS)
+    assert sql == "SELECT PetType FROM pets AS T1 JOIN owners AS T2 ON T1.PetID = T2.PetID WHERE T2.name = 'Ana'"
+    assert changes == ["T1.PetType = 'ANA' -> T2.name = 'Ana'"]
+    # in no column, or in an IN list: left as written
+    for kept in ("SELECT weight FROM pets WHERE PetType = 'fish'", "SELECT weight FROM pets WHERE PetType IN ('Ana', 'dog')"):
+        assert match_values(kept, engine, COLUMNS) == (kept, [])
