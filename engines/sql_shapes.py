@@ -1,4 +1,4 @@
-"""Question-guided rewrites of three query shapes the 1.5B default writes for questions that need another shape.
+"""Question-guided rewrites of the query shapes the 1.5B default writes for questions that need another shape.
 
 Each fires only when a word of the question and the shape of the query agree, so a query the question does not
 call for is left as written:
@@ -8,7 +8,9 @@ call for is left as written:
   student with a cat and a dog still counts): the condition becomes "the first table's join key is NOT IN
   those joined to A", and when it was the only condition the join goes too (a student with no pet counts);
 - "for each X" written as aggregates over one table with no GROUP BY (one total row): grouped by the only
-  column of that table named like X (`type of pet` -> `PetType`), which is added to the SELECT.
+  column of that table named like X (`type of pet` -> `PetType`), which is added to the SELECT;
+- and, with no cue word, aggregates grouped by columns the SELECT does not show (`SELECT MAX(Accelerate) ...
+  GROUP BY Cylinders`: numbers nobody can tell apart): the grouping columns are added after them.
 The prompt comment spelling these out made the model apply them where they did not fit (Spider dev sample A
 100 -> 92 of 120, README); in code they change only queries of the exact shape.
 """

@@ -62,6 +62,13 @@ def test_for_each_x_groups_by_the_column_named_like_x(pets: sqlite3.Connection) 
     assert _names(pets, sql) == [(5.0, "cat"), (15.0, "dog")] and notes == ["'for each X' grouped by X"]
 
 
+def test_grouped_aggregates_show_the_columns_they_are_grouped_by(pets: sqlite3.Connection) -> None:
+    written = "SELECT MAX(weight) FROM Pets GROUP BY PetType"
+    sql, notes = reshape("What is the heaviest weight of a pet of each type?", written, PETS)
+    assert _names(pets, written) == [(6.0,), (20.0,)] and _names(pets, sql) == [(6.0, "cat"), (20.0, "dog")]
+    assert notes == ["the grouping columns shown beside the aggregates"]
+
+
 @pytest.mark.parametrize(
     ("question", "sql"),
     [
@@ -72,6 +79,7 @@ def test_for_each_x_groups_by_the_column_named_like_x(pets: sqlite3.Connection) 
         ("What is the average weight for each owner?", "SELECT AVG(weight) FROM Pets"),  # no column named like it
         ("What is the average weight of the pets?", "SELECT AVG(weight) FROM Pets"),
         ("Count the pets for each type.", "SELECT PetType, COUNT(*) FROM Pets GROUP BY PetType"),  # already grouped
+        ("Which type has the most pets?", "SELECT COUNT(*) FROM Pets GROUP BY PetType ORDER BY COUNT(*) DESC LIMIT 1"),
         ("both", "SELEC nothing"),  # unparsable: the guard refuses it later with the parser's message
     ],
 )
