@@ -1,6 +1,6 @@
 """Question-guided rewrites of the query shapes the 1.5B default writes for questions that need another shape.
 
-Each fires only when a word of the question and the shape of the query agree, so a query the question does not
+The first three fire only when a word of the question and the shape of the query agree, so a query the question does not
 call for is left as written:
 - "both A and B" written as `col IN ('A', 'B')` (rows with either): the query is split on the two values and
   the halves INTERSECTed (`... WHERE col = 'A' INTERSECT ... WHERE col = 'B'`);
