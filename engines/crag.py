@@ -139,15 +139,19 @@ class CorrectiveRAG(Workflow):
     @step
     async def grade(self, ctx: Context, ev: GradeEvent) -> GenerateEvent | RewriteEvent | WebEvent:
         state, start = await self._state(ctx), time.perf_counter()
+        # A rewrite that retrieved only passages already graded (a collection smaller than the retrieval, or a
+        # rewrite too close to the question) shows that rewriting finds nothing more here: no further rewrite.
+        nothing_new = state.rewrites > 0 and all(text in state.graded for text in _texts(ev.nodes))
         grade = self._grader.grade(state.question, _texts(ev.nodes), state.graded, self._settings.crag_upper / 10)
         state.llm_calls += grade.calls
         if not state.best or grade.confidence > state.confidence:
             state.confidence, state.best = grade.confidence, [ev.nodes[i] for i in grade.relevant()]
         state.band = band(state.confidence, self._settings.crag_lower, self._settings.crag_upper)
-        state.record("grade", start, confidence=grade.confidence, probabilities=grade.probabilities, band=state.band)
+        state.record("grade", start, confidence=grade.confidence, probabilities=grade.probabilities, band=state.band, nothing_new=nothing_new)
         if state.band == "high":
             return GenerateEvent(nodes=state.best)
-        if state.band == "ambiguous" and state.rewrites < self._settings.crag_max_rewrites and not is_short(state.question):
+        rewrites_left = state.rewrites < self._settings.crag_max_rewrites and not nothing_new
+        if state.band == "ambiguous" and rewrites_left and not is_short(state.question):
             return RewriteEvent()
         return WebEvent(keep=state.best if state.band == "ambiguous" else [])
 

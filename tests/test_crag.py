@@ -95,6 +95,14 @@ def test_an_ambiguous_retrieval_is_retried_with_sub_questions_fused(tmp_path: Pa
     assert "web" in crag["actions"] and str(response.response).startswith("28 days")
 
 
+def test_a_rewrite_that_finds_no_new_passage_ends_the_rewrites(tmp_path: Path, embed) -> None:
+    # The summary index returns both passages for any question: the first rewrite brings nothing new.
+    response = _run(tmp_path, embed, ScriptedUnsure(answer="28 days [1].", verdict="GOOD"), crag_rewrites=["hyde", "step_back"], crag_max_rewrites=2)
+    crag = response.metadata["crag"]
+    assert crag["actions"][:6] == ["retrieve", "grade", "rewrite:hyde", "retrieve", "grade", "web"]
+    assert [s.get("nothing_new") for s in crag["steps"] if s["action"] == "grade"] == [False, True]
+
+
 def test_sub_questions_lose_list_marks_repeats_and_the_question_itself() -> None:
     llm = ScriptedUnsure(answer="", verdict="")
     assert sub_questions("How many days of annual leave do employees get?", llm) == ["When does the office open?"]
