@@ -51,6 +51,7 @@ class CragState:
     steps: list[dict] = field(default_factory=list)
     best: list[NodeWithScore] = field(default_factory=list)
     graded: dict[str, float] = field(default_factory=dict)
+    seen: set[str] = field(default_factory=set)  # ids of the passages retrieved so far
     rewrites: int = 0
     retried: bool = False
     llm_calls: int = 0
@@ -139,9 +140,12 @@ class CorrectiveRAG(Workflow):
     @step
     async def grade(self, ctx: Context, ev: GradeEvent) -> GenerateEvent | RewriteEvent | WebEvent:
         state, start = await self._state(ctx), time.perf_counter()
-        # A rewrite that retrieved only passages already graded (a collection smaller than the retrieval, or a
+        # A rewrite that retrieved only passages seen before (a collection smaller than the retrieval, or a
         # rewrite too close to the question) shows that rewriting finds nothing more here: no further rewrite.
-        nothing_new = state.rewrites > 0 and all(text in state.graded for text in _texts(ev.nodes))
+        # By node id, as compression cuts a passage differently for each query.
+        ids = {n.node.node_id for n in ev.nodes}
+        nothing_new = state.rewrites > 0 and ids <= state.seen
+        state.seen |= ids
         grade = self._grader.grade(state.question, _texts(ev.nodes), state.graded, self._settings.crag_upper / 10)
         state.llm_calls += grade.calls
         if not state.best or grade.confidence > state.confidence:
