@@ -1,7 +1,7 @@
 """Question-guided rewrites of the query shapes the 1.5B default writes for questions that need another shape.
 
-The first three fire only when a word of the question and the shape of the query agree, so a query the question does not
-call for is left as written:
+The first three fire only when a word of the question and the shape of the query agree, so a query the
+question does not call for is left as written:
 - "both A and B" written as `col IN ('A', 'B')` (rows with either): the query is split on the two values and
   the halves INTERSECTed (`... WHERE col = 'A' INTERSECT ... WHERE col = 'B'`);
 - "does not have A" written as a join filtered with `other.col <> 'A'` (rows joined to anything but A, so a

@@ -61,12 +61,13 @@ def _elsewhere(engine: Engine, tables: dict[str, str], columns: dict[str, list[s
 
 
 def _respell(engine: Engine, node: exp.Expression, col: exp.Column, owner: tuple[str, str], tables: dict[str, str], columns: dict[str, list[str]]) -> list[str]:
-    changes = []
+    """Each string literal of one comparison in its stored spelling, or the comparison moved to the column that holds it."""
+    changes, operator = [], "<>" if isinstance(node, exp.NEQ) else "="
     for literal in _literals(node):
         spelling = _spelling(engine, owner, literal.this)
         if spelling == ABSENT and not isinstance(node, exp.In) and (moved := _elsewhere(engine, tables, columns, owner, literal.this)):
             alias, other, stored = moved
-            changes.append(f"{col.sql()} = '{literal.this}' -> {alias}.{other} = '{stored}'")
+            changes.append(f"{col.sql()} {operator} '{literal.this}' -> {alias}.{other} {operator} '{stored}'")
             col.set("this", exp.to_identifier(other))
             col.set("table", exp.to_identifier(alias))
             literal.replace(exp.Literal.string(stored))
