@@ -118,15 +118,12 @@ def _group_shown(tree: exp.Select) -> exp.Expression | None:
     group = tree.args.get("group")
     if not group or not all(isinstance(e, exp.Column) for e in group.expressions):
         return None
+    # Every SELECT expression holds an aggregate, so none of the grouping columns is shown.
     if not all(e.find(exp.AggFunc) for e in tree.expressions) or tree.args.get("limit"):
         return None
-    shown = {e.name.lower() for e in tree.expressions if isinstance(e.unalias(), exp.Column)}
-    hidden = [g for g in group.expressions if g.name.lower() not in shown]
-    if not hidden:
-        return None
-    shown_tree = tree.copy()
-    shown_tree.set("expressions", [*shown_tree.expressions, *(g.copy() for g in hidden)])
-    return shown_tree
+    shown = tree.copy()
+    shown.set("expressions", [*shown.expressions, *(g.copy() for g in group.expressions)])
+    return shown
 
 
 def reshape(question: str, sql: str, schema: Schema, dialect: str = "sqlite") -> tuple[str, list[str]]:
