@@ -9,6 +9,11 @@ question does not call for is left as written:
   those joined to A", and when it was the only condition the join goes too (a student with no pet counts);
 - "for each X" written as aggregates over one table with no GROUP BY (one total row): grouped by the only
   column of that table named like X (`type of pet` -> `PetType`), which is added to the SELECT;
+- "Give the airline with abbreviation 'UAL'" written with a join nothing reads (`airlines JOIN flights ON
+  ...`: each airline once per flight): a joined table that no column outside its own ON reads, and that the
+  question does not name by any word of the table's name, is dropped (not under an aggregate, where the joined
+  rows may be what is counted, nor for a Chinese question, which cannot name an English table; "names of
+  poker players" keeps `JOIN poker_player`, the join that picks the rows);
 - and, with no cue word, aggregates grouped by columns the SELECT does not show (`SELECT MAX(Accelerate) ...
   GROUP BY Cylinders`: numbers nobody can tell apart): the grouping columns are added after them.
 The prompt comment spelling these out made the model apply them where they did not fit (Spider dev sample A
@@ -22,10 +27,13 @@ import re
 import sqlglot
 from sqlglot import exp
 
+from engines.language import has_chinese
 from engines.sql_schema import Schema
 
 BOTH = re.compile(r"\bboth\b|同时|既", re.I)
 NOT = re.compile(r"\b(?:not|never|without|no)\b|n't\b|没有|不|未", re.I)
+NAME_WORDS = re.compile(r"[_\W]+|(?<=[a-z])(?=[A-Z])")
+LINKING_WORDS = {"in", "of", "the", "and", "has", "to", "by", "for"}
 EACH = re.compile(r"\b(?:each|per)\s+(\w+)(?:\s+of\s+(\w+))?", re.I)
 
 
@@ -112,6 +120,31 @@ def _each_as_group_by(question: str, tree: exp.Select, schema: Schema) -> exp.Ex
     return grouped
 
 
+def _singular(word: str) -> str:
+    return word[:-3] + "y" if word.endswith("ies") else word.removesuffix("s")
+
+
+def _named(question: str, table: str) -> bool:
+    """Whether the question uses any word of a table's name (`singer_in_concert`: singer, concert), plural or not."""
+    words = {w.lower() for w in NAME_WORDS.split(table)} - LINKING_WORDS - {""}
+    asked = {_singular(w) for w in re.findall(r"\w+", question.lower())}
+    return any(_singular(w) in asked for w in words)
+
+
+def _unread_joins_dropped(question: str, tree: exp.Select) -> exp.Expression | None:
+    # An unqualified column may belong to any joined table, so only fully qualified queries are judged.
+    if has_chinese(question) or not tree.args.get("joins") or tree.find(exp.AggFunc) or any(not c.table for c in tree.find_all(exp.Column)):
+        return None
+    dropped = tree.copy()
+    while True:
+        joins = dropped.args.get("joins") or []
+        unread = [j for j in joins if isinstance(j.this, exp.Table) and not j.args.get("side") and not _named(question, j.this.name)
+                  and not any(c.table == j.this.alias_or_name and c.find_ancestor(exp.Join) is not j for c in dropped.find_all(exp.Column))]
+        if not unread:
+            return dropped if len(joins) < len(tree.args["joins"]) else None
+        unread[-1].pop()
+
+
 def _group_shown(tree: exp.Select) -> exp.Expression | None:
     """Aggregates grouped by columns the SELECT does not show: one number per group with nothing to tell the
     groups apart, so the grouping columns are added after the aggregates."""
@@ -138,6 +171,7 @@ def reshape(question: str, sql: str, schema: Schema, dialect: str = "sqlite") ->
         "'both A and B' read as an INTERSECT of the two values": lambda: _both_as_intersect(question, tree),
         "'does not have' read as NOT IN the rows that have it": lambda: _not_as_not_in(question, tree),
         "'for each X' grouped by X": lambda: _each_as_group_by(question, tree, schema),
+        "dropped the joins nothing reads of tables the question does not name": lambda: _unread_joins_dropped(question, tree),
         "the grouping columns shown beside the aggregates": lambda: _group_shown(tree),
     }
     for note, rewrite in rewrites.items():

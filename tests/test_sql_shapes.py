@@ -69,6 +69,17 @@ def test_grouped_aggregates_show_the_columns_they_are_grouped_by(pets: sqlite3.C
     assert notes == ["the grouping columns shown beside the aggregates"]
 
 
+def test_a_join_nothing_reads_of_a_table_the_question_does_not_name_is_dropped(pets: sqlite3.Connection) -> None:
+    written = "SELECT T1.Fname FROM Student AS T1 JOIN Has_Pet AS T2 ON T1.StuID = T2.StuID JOIN Pets AS T3 ON T2.PetID = T3.PetID"
+    sql, notes = reshape("What are the first names of the students?", written, PETS)
+    assert _names(pets, written) == [("Ann",), ("Ann",), ("Bob",), ("Cai",)]  # Ann once per pet, Dee (no pet) never
+    assert _names(pets, sql) == [("Ann",), ("Bob",), ("Cai",), ("Dee",)]
+    assert notes == ["dropped the joins nothing reads of tables the question does not name"]
+
+
+UNREAD_JOIN = "SELECT T1.Fname FROM Student AS T1 JOIN Has_Pet AS T2 ON T1.StuID = T2.StuID"
+
+
 @pytest.mark.parametrize(
     ("question", "sql"),
     [
@@ -80,6 +91,10 @@ def test_grouped_aggregates_show_the_columns_they_are_grouped_by(pets: sqlite3.C
         ("What is the average weight of the pets?", "SELECT AVG(weight) FROM Pets"),
         ("Count the pets for each type.", "SELECT PetType, COUNT(*) FROM Pets GROUP BY PetType"),  # already grouped
         ("Which type has the most pets?", "SELECT COUNT(*) FROM Pets GROUP BY PetType ORDER BY COUNT(*) DESC LIMIT 1"),
+        ("Which students have a pet?", UNREAD_JOIN),  # the question names the joined table: the join picks the rows
+        ("How many students are there?", "SELECT COUNT(*) FROM Student AS T1 JOIN Has_Pet AS T2 ON T1.StuID = T2.StuID"),
+        ("What are the students' names?", "SELECT Fname FROM Student AS T1 JOIN Has_Pet AS T2 ON T1.StuID = T2.StuID"),  # unqualified
+        ("学生的名字是什么？", UNREAD_JOIN),  # a Chinese question cannot name an English table
         ("both", "SELEC nothing"),  # unparsable: the guard refuses it later with the parser's message
     ],
 )
