@@ -1,18 +1,56 @@
 """Answer prompts shared by the documents and web paths."""
 
+from typing import Any
+
 from llama_index.core import PromptTemplate
 
-# Shorter than the stock citation prompt (the 1.5B model reads ~150 tokens/s), bilingual, and told to prefer
-# current documents over superseded ones and to say when the sources lack the answer.
-CITATION_QA = PromptTemplate(
-    "Answer the question using only the numbered sources below. Cite the sources you use like [1] or [2]. "
-    "If sources disagree, prefer the newer or current one and ignore documents marked outdated or superseded. "
-    "If the sources do not contain the answer, say that the sources do not contain it. "
-    "Answer in the same language as the question, in at most three sentences.\n\n"
-    "{context_str}\n\nQuestion: {query_str}\nAnswer: "
-)
-CITATION_REFINE = PromptTemplate(
-    "Existing answer: {existing_answer}\n\nMore sources:\n{context_msg}\n\n"
-    "Improve the existing answer to the question using these sources, citing them like [3]. "
-    "If they do not help, repeat the existing answer.\nQuestion: {query_str}\nAnswer: "
+from engines.language import has_chinese
+
+# Shorter than the stock citation prompt (the 1.5B model reads ~150 tokens/s), told to prefer current documents
+# over superseded ones and to say when the sources lack the answer. The words around the sources are in the
+# question's language: told in English to "answer in the same language as the question", the 1.5B default
+# answered 27 of 60 Chinese test questions in English (answers suite, 2026-11-30), so a Chinese question gets
+# the whole instruction in Chinese.
+WORDS = {
+    "en": {
+        "instructions": "Answer the question using only the numbered sources below. Cite the sources you use like [1] or [2]. "
+        "If sources disagree, prefer the newer or current one and ignore documents marked outdated or superseded. "
+        "If the sources do not contain the answer, say that the sources do not contain it. "
+        "Answer in the same language as the question, in at most three sentences.",
+        "refine": "Improve the existing answer to the question using these sources, citing them like [3]. "
+        "If they do not help, repeat the existing answer.",
+        "question": "Question: ",
+        "answer": "Answer: ",
+        "existing": "Existing answer: ",
+        "more": "More sources:",
+    },
+    "zh": {
+        "instructions": "只根据下面编号的资料回答问题，用 [1]、[2] 这样的编号注明引用的资料。资料之间不一致时，以较新或现行的资料为准，"
+        "忽略标为过时或已废止的文件。如果资料中没有答案，就说资料中没有包含这个问题的答案。用中文回答，最多三句话。",
+        "refine": "用这些资料改进对问题的已有回答，用 [3] 这样的编号注明引用。如果这些资料没有帮助，就重复已有回答。用中文回答。",
+        "question": "问题：",
+        "answer": "回答：",
+        "existing": "已有回答：",
+        "more": "更多资料：",
+    },
+}
+
+
+def _words(key: str):
+    """A template variable filled from the question: LlamaIndex calls it with the prompt's other variables."""
+
+    def fill(**variables: Any) -> str:
+        return WORDS["zh" if has_chinese(str(variables.get("query_str", ""))) else "en"][key]
+
+    return fill
+
+
+def _template(text: str, keys: tuple[str, ...]) -> PromptTemplate:
+    return PromptTemplate(text, function_mappings={key: _words(key) for key in keys})
+
+
+CITATION_QA = _template("{instructions}\n\n{context_str}\n\n{question}{query_str}\n{answer}", ("instructions", "question", "answer"))
+CITATION_REFINE = _template(
+    "{existing}{existing_answer}\n\n{more}\n{context_msg}\n\n{refine}\n{question}{query_str}\n{answer}",
+    ("existing", "more", "refine", "question", "answer"),
 )

@@ -29,6 +29,8 @@ def test_chinese_documents_question(router) -> None:
     trace = router.ask("国内出差每天的餐补是多少？")
     assert trace.route.chosen == "handbook"
     assert "300" in trace.answer
+    chinese = sum("\u4e00" <= ch <= "\u9fff" for ch in trace.answer)
+    assert chinese > len(re.findall(r"[A-Za-z]+", trace.answer)), trace.answer  # answered in the question's language
 
 
 def test_sql_question_runs_guarded_sql_and_returns_rows(router) -> None:
