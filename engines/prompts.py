@@ -36,21 +36,18 @@ WORDS = {
 }
 
 
-def _words(key: str):
-    """A template variable filled from the question: LlamaIndex calls it with the prompt's other variables."""
-
-    def fill(**variables: Any) -> str:
-        return WORDS["zh" if has_chinese(str(variables.get("query_str", ""))) else "en"][key]
+def _filler(words: dict[str, dict[str, str]], key: str):
+    def fill(**variables: Any) -> str:  # LlamaIndex calls it with the prompt's other variables when formatting
+        return words["zh" if has_chinese(str(variables.get("query_str", ""))) else "en"][key]
 
     return fill
 
 
-def _template(text: str, keys: tuple[str, ...]) -> PromptTemplate:
-    return PromptTemplate(text, function_mappings={key: _words(key) for key in keys})
+def in_question_language(template: str, words: dict[str, dict[str, str]]) -> PromptTemplate:
+    """A prompt whose `words` (variables named in both `words["en"]` and `words["zh"]`) come in the language of
+    its `query_str`, Chinese or English, chosen each time it is formatted."""
+    return PromptTemplate(template, function_mappings={key: _filler(words, key) for key in words["en"]})
 
 
-CITATION_QA = _template("{instructions}\n\n{context_str}\n\n{question}{query_str}\n{answer}", ("instructions", "question", "answer"))
-CITATION_REFINE = _template(
-    "{existing}{existing_answer}\n\n{more}\n{context_msg}\n\n{refine}\n{question}{query_str}\n{answer}",
-    ("existing", "more", "refine", "question", "answer"),
-)
+CITATION_QA = in_question_language("{instructions}\n\n{context_str}\n\n{question}{query_str}\n{answer}", WORDS)
+CITATION_REFINE = in_question_language("{existing}{existing_answer}\n\n{more}\n{context_msg}\n\n{refine}\n{question}{query_str}\n{answer}", WORDS)

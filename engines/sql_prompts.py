@@ -6,6 +6,7 @@ import re
 
 from llama_index.core import PromptTemplate
 
+from engines.prompts import in_question_language
 from engines.sql_knowledge import Knowledge
 
 # Date functions per dialect, after the tables and only when a column has a date/time type (measured with the
@@ -32,12 +33,24 @@ SQL_PREFIX = "SELECT"
 # Placed after everything the first prompt shares with the repair, so llama.cpp reuses that evaluation (a large
 # schema takes tens of seconds to read on 2 cores).
 FAILED_SQL = PromptTemplate("-- This query failed:\n{sql}\n-- Error: {error}\n-- Write a corrected query for the question.\n")
-# The stock synthesis prompt (V2 variables) answers Chinese questions in English; this one keeps the language.
-ANSWER_FROM_ROWS = PromptTemplate(
-    "Given an input question, answer it in one or two sentences from the SQL query results, "
-    "in the same language as the question. If the result is empty or an error, say so.\n"
-    "Question: {query_str}\nSQL: {sql_query}\nSQL result: {context_str}\nAnswer: "
-)
+# The stock synthesis prompt (V2 variables) answers Chinese questions in English; this one is worded in the
+# question's language (engines/prompts.py says why).
+ANSWER_WORDS = {
+    "en": {
+        "instructions": "Given an input question, answer it in one or two sentences from the SQL query results, "
+        "in the same language as the question. If the result is empty or an error, say so.",
+        "question": "Question: ",
+        "result": "SQL result: ",
+        "answer": "Answer: ",
+    },
+    "zh": {
+        "instructions": "根据SQL查询结果，用中文以一两句话回答问题。如果结果为空或出错，就如实说明。",
+        "question": "问题：",
+        "result": "SQL结果：",
+        "answer": "回答：",
+    },
+}
+ANSWER_FROM_ROWS = in_question_language("{instructions}\n{question}{query_str}\nSQL: {sql_query}\n{result}{context_str}\n{answer}", ANSWER_WORDS)
 
 
 def dialect_name(dialect: str) -> str:

@@ -10,6 +10,11 @@ from tests.conftest import Heard
 from tools.sources import SourcesError
 
 
+def _in_chinese(answer: str) -> bool:
+    """More Chinese characters than Latin words: answered in the question's language."""
+    return sum("\u4e00" <= ch <= "\u9fff" for ch in answer) > len(re.findall(r"[A-Za-z]+", answer))
+
+
 def test_documents_question_routes_to_the_handbook_and_cites_it(router) -> None:
     heard = Heard()
     trace = router.ask("How many days per week can I work remotely?", listener=heard)
@@ -29,8 +34,7 @@ def test_chinese_documents_question(router) -> None:
     trace = router.ask("国内出差每天的餐补是多少？")
     assert trace.route.chosen == "handbook"
     assert "300" in trace.answer
-    chinese = sum("\u4e00" <= ch <= "\u9fff" for ch in trace.answer)
-    assert chinese > len(re.findall(r"[A-Za-z]+", trace.answer)), trace.answer  # answered in the question's language
+    assert _in_chinese(trace.answer), trace.answer
 
 
 def test_sql_question_runs_guarded_sql_and_returns_rows(router) -> None:
@@ -48,6 +52,7 @@ def test_sql_question_runs_guarded_sql_and_returns_rows(router) -> None:
 def test_chinese_sql_question(router) -> None:
     trace = router.ask("年龄大于30的客户有多少？")
     assert trace.route.chosen == "shop" and trace.rows == [[7]]
+    assert "7" in trace.answer and _in_chinese(trace.answer), trace.answer
 
 
 def test_web_question_answers_from_search_results_with_urls(router) -> None:

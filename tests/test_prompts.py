@@ -1,7 +1,8 @@
-"""The answer prompt speaks the question's language: the 1.5B default follows the prompt's language more than
+"""The answer prompts speak the question's language: the 1.5B default follows the prompt's language more than
 an instruction to switch."""
 
 from engines.prompts import CITATION_QA, CITATION_REFINE
+from engines.sql_prompts import ANSWER_FROM_ROWS
 
 
 def test_a_chinese_question_gets_the_instructions_in_chinese() -> None:
@@ -19,3 +20,10 @@ def test_an_english_question_keeps_the_english_prompt() -> None:
 def test_the_refine_prompt_follows_the_question_too() -> None:
     assert "已有回答：" in CITATION_REFINE.format(existing_answer="300元", context_msg="Source 2:\n…", query_str="餐补是多少？")
     assert "Existing answer: " in CITATION_REFINE.format(existing_answer="300", context_msg="Source 2:\n…", query_str="Meals?")
+
+
+def test_the_answer_from_sql_rows_is_asked_in_the_question_language() -> None:
+    chinese = ANSWER_FROM_ROWS.format(query_str="年龄大于30的客户有多少？", sql_query="SELECT COUNT(*) FROM customers", context_str="[(7,)]")
+    assert chinese.startswith("根据SQL查询结果") and chinese.endswith("回答：")
+    english = ANSWER_FROM_ROWS.format(query_str="How many customers?", sql_query="SELECT COUNT(*) FROM customers", context_str="[(7,)]")
+    assert english.startswith("Given an input question") and english.endswith("Answer: ")
