@@ -1,6 +1,7 @@
-"""Answer prompts shared by the documents and web paths."""
+"""Answer prompts shared by the documents and web paths, and the helper that words a prompt in its question's
+language (the SQL path's answer from rows uses it too)."""
 
-from typing import Any
+from typing import Any, Callable
 
 from llama_index.core import PromptTemplate
 
@@ -37,7 +38,7 @@ WORDS = {
 }
 
 
-def _filler(words: dict[str, dict[str, str]], key: str):
+def _filler(words: dict[str, dict[str, str]], key: str) -> Callable[..., str]:
     def fill(**variables: Any) -> str:  # LlamaIndex calls it with the prompt's other variables when formatting
         return words["zh" if has_chinese(str(variables.get("query_str", ""))) else "en"][key]
 
