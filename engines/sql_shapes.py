@@ -28,12 +28,11 @@ import sqlglot
 from sqlglot import exp
 
 from engines.language import has_chinese
+from engines.schema_match import split_name, terms
 from engines.sql_schema import Schema
 
 BOTH = re.compile(r"\bboth\b|同时|既", re.I)
 NOT = re.compile(r"\b(?:not|never|without|no)\b|n't\b|没有|不|未", re.I)
-NAME_WORDS = re.compile(r"[_\W]+|(?<=[a-z])(?=[A-Z])")
-LINKING_WORDS = {"in", "of", "the", "and", "has", "to", "by", "for"}
 EACH = re.compile(r"\b(?:each|per)\s+(\w+)(?:\s+of\s+(\w+))?", re.I)
 
 
@@ -120,15 +119,9 @@ def _each_as_group_by(question: str, tree: exp.Select, schema: Schema) -> exp.Ex
     return grouped
 
 
-def _singular(word: str) -> str:
-    return word[:-3] + "y" if word.endswith("ies") else word.removesuffix("s")
-
-
 def _named(question: str, table: str) -> bool:
-    """Whether the question uses any word of a table's name (`singer_in_concert`: singer, concert), plural or not."""
-    words = {w.lower() for w in NAME_WORDS.split(table)} - LINKING_WORDS - {""}
-    asked = {_singular(w) for w in re.findall(r"\w+", question.lower())}
-    return any(_singular(w) in asked for w in words)
+    """Whether the question uses any word of a table's name (`singer_in_concert`: singer, concert), stemmed."""
+    return bool(terms(split_name(table)) & terms(question))
 
 
 def _unread_joins_dropped(question: str, tree: exp.Select) -> exp.Expression | None:
