@@ -204,12 +204,12 @@ class CorrectiveRAG(Workflow):
             return StopEvent(result=self._finish(state, ev.response))
         state.llm_calls += 1
         try:
-            state.verification = verify(state.question, answer, _texts(ev.response.source_nodes), self._llm)
+            state.verification, asked = verify(state.question, answer, _texts(ev.response.source_nodes), self._llm)
         except Exception as err:  # a failed verification lets the answer through, and the trace says so
             state.verification = "UNVERIFIED"
             state.record("verify", start, label=state.verification, error=f"{type(err).__name__}: {str(err)[:160]}")
             return StopEvent(result=self._finish(state, ev.response))
-        state.record("verify", start, label=state.verification)
+        state.record("verify", start, label=state.verification, asked=asked)
         if state.verification in ("HALLUCINATION", "INSUFFICIENT") and not state.retried:
             state.retried = True
             if state.verification == "HALLUCINATION":

@@ -14,8 +14,10 @@ from llama_index.core.base.llms.types import ChatMessage, ChatResponse, Completi
 from llama_index.core.llms import CustomLLM
 from llama_index.core.schema import QueryBundle, TextNode
 
+from engines.answer_check import LABELS, verify
 from engines.crag import CorrectiveRAG, band
 from engines.documents import build_answer_engine
+from engines.llm import chatml_completion, chatml_follow_up
 from engines.output_guard import load_output_guard
 from engines.retrieval_grader import Grade, _yes_probability, calibrated
 from engines.rewrites import FusedRetriever, is_short, sub_questions
@@ -77,6 +79,23 @@ def test_an_unparsable_verification_lets_the_answer_through_and_says_so(tmp_path
     assert str(response.response).startswith("28 days") and crag["verification"] == "UNVERIFIED"
     assert crag["band"] == "high" and crag["actions"] == ["retrieve", "grade", "generate", "verify", "guard"]
     assert "error" in crag["steps"][3] and response.metadata["declined"] is False
+
+
+def test_a_model_without_follow_up_is_asked_with_the_passages_again(tmp_path: Path, embed) -> None:
+    response = _run(tmp_path, embed, ScriptedReplies(answer="28 days [1].", verdict="GOOD"))
+    crag = response.metadata["crag"]
+    assert crag["verification"] == "GOOD" and crag["steps"][3]["asked"] == "standalone"
+
+
+def test_the_local_model_follows_up_only_on_its_own_last_reply(llm) -> None:
+    prompt = chatml_completion("How many days of annual leave are there? Source [1]: Employees get 28 days of annual leave.")
+    reply = llm.complete(prompt, formatted=True, max_tokens=24).text
+    label, asked = verify("How many days of annual leave are there?", reply, ["Employees get 28 days of annual leave."], llm)
+    assert asked == "follow-up" and label in LABELS
+    assert chatml_follow_up(prompt, reply, "Label?").startswith(prompt + reply)
+    # Another call came between: the reply asked about is no longer the model's last, so nothing is assumed.
+    assert llm.follow_up("a different answer", "Label?") is None
+    assert verify("How many days?", "a different answer", ["Employees get 28 days of annual leave."], llm)[1] == "standalone"
 
 
 def test_a_leaked_stack_trace_is_replaced_and_the_rule_named(tmp_path: Path, embed) -> None:
@@ -141,6 +160,8 @@ def test_the_real_model_answers_the_handbook_and_shows_its_path(crag_router) -> 
     assert crag.actions[:2] == ["retrieve", "grade"] and crag.actions[-3:] == ["generate", "verify", "guard"]
     assert crag.band == band(crag.confidence, 3, 7) and sum(a.startswith("rewrite") for a in crag.actions) <= 2
     assert crag.verification in ("GOOD", "HALLUCINATION", "NO_CONTEXT", "INSUFFICIENT", "UNVERIFIED")
+    # The check is the next turn of the answer's own conversation, so the model does not read the passages again.
+    assert [s["asked"] for s in crag.steps if s["action"] == "verify"] == ["follow-up"]
 
 
 def test_the_real_model_declines_what_the_handbook_does_not_say(crag_router) -> None:
