@@ -19,12 +19,19 @@ DEFAULT_SYSTEM = "You are a helpful assistant. Answer briefly and only from the 
 STOP = ["SQLResult:", "<|im_end|>", "<|endoftext|>"]
 
 
+ASSISTANT_START = "<|im_start|>assistant\n"
+
+
+def _turn(role: str, content: str) -> str:
+    return f"<|im_start|>{role}\n{content}<|im_end|>\n"
+
+
 def chatml_messages(messages: Sequence[ChatMessage]) -> str:
     """Qwen's ChatML format; the llama.cpp wrapper's default (Llama-2 [INST]) format is wrong for Qwen."""
-    turns = [f"<|im_start|>{m.role.value}\n{m.content}<|im_end|>\n" for m in messages]
+    turns = [_turn(m.role.value, m.content) for m in messages]
     if not messages or messages[0].role.value != "system":
-        turns.insert(0, f"<|im_start|>system\n{DEFAULT_SYSTEM}<|im_end|>\n")
-    return "".join(turns) + "<|im_start|>assistant\n"
+        turns.insert(0, _turn("system", DEFAULT_SYSTEM))
+    return "".join(turns) + ASSISTANT_START
 
 
 def chatml_completion(completion: str) -> str:
@@ -33,7 +40,7 @@ def chatml_completion(completion: str) -> str:
 
 def chatml_follow_up(prompt: str, reply: str, question: str) -> str:
     """The conversation `prompt` -> `reply` continued with one more user turn: it begins with `prompt` itself."""
-    return f"{prompt}{reply}<|im_end|>\n<|im_start|>user\n{question}<|im_end|>\n<|im_start|>assistant\n"
+    return f"{prompt}{reply}<|im_end|>\n{_turn('user', question)}{ASSISTANT_START}"
 
 
 def _recorder(model: Any, steps: list[list[LogProb]], top: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
