@@ -9,9 +9,16 @@ lookup per literal.
 It also compares the wrong column of the right table (`car_names.Make = 'volvo'`, where `'volvo'` is a
 `Model`; `Maker = 'American Motor Company'`, a `FullName`): when an `=` or `<>` literal is in no spelling in
 its column but in exactly one other column of the query's tables, the comparison moves to that column.
+
+And it compares a key with the name of what the key refers to (`countrylanguage.CountryCode = 'Aruba'`,
+`flights.SourceAirport = 'Aberdeen'`, a city): when the literal is not in the key column, nor in another column
+of the query's tables, but in exactly one column of the table the foreign key refers to, the comparison becomes
+a lookup there (`CountryCode IN (SELECT Code FROM country WHERE Name = 'Aruba')`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import sqlglot
 from sqlalchemy import column, func, select, table
@@ -21,6 +28,7 @@ from sqlglot import exp
 from sqlglot.optimizer.scope import traverse_scope
 
 COMPARISONS = (exp.EQ, exp.NEQ, exp.In)
+Links = Sequence[tuple[str, str, str, str]]  # foreign keys as (table, column, referred table, referred column)
 
 
 def _table_of(col: exp.Column, tables: dict[str, str], columns: dict[str, list[str]]) -> tuple[str, str] | None:
@@ -60,8 +68,39 @@ def _elsewhere(engine: Engine, tables: dict[str, str], columns: dict[str, list[s
     return found[0] if len(found) == 1 else None
 
 
-def _respell(engine: Engine, node: exp.Expression, col: exp.Column, owner: tuple[str, str], tables: dict[str, str], columns: dict[str, list[str]]) -> list[str]:
-    """Each string literal of one comparison in its stored spelling, or the comparison moved to the column that holds it."""
+def _keys(engine: Engine, table_name: str, key: str, holder: str, stored: str) -> frozenset | None:
+    found = table(table_name, column(key), column(holder))
+    try:
+        with engine.connect() as conn:
+            return frozenset(conn.execute(select(found.c[key]).where(found.c[holder] == stored)).scalars().all())
+    except SQLAlchemyError:
+        return None
+
+
+def _referred(engine: Engine, columns: dict[str, list[str]], links: Links, owner: tuple[str, str], literal: str) -> tuple[str, str, str, str] | None:
+    """(referred table, its key, the column holding `literal`, stored spelling) when `owner` is a foreign key and
+    the literal names the same rows wherever it is in the table the key refers to (`'Aruba'` is both a country's
+    `Name` and its `LocalName`: the first is taken)."""
+    refs = [(t2, c2) for t1, c1, t2, c2 in links if (t1, c1) == owner]
+    if len(refs) != 1:
+        return None
+    table_name, key = refs[0]
+    found = [(other, literal if spelling == STORED else spelling) for other in columns.get(table_name, [])
+             if other != key and (spelling := _spelling(engine, (table_name, other), literal)) not in (None, ABSENT)]
+    keys = {_keys(engine, table_name, key, other, stored) for other, stored in found}
+    return (table_name, key, *found[0]) if found and len(keys) == 1 and None not in keys else None
+
+
+def _lookup(col: exp.Column, operator: str, table_name: str, key: str, holder: str, stored: str) -> exp.Expression:
+    """`col IN (SELECT key FROM table WHERE holder = 'stored')`, or NOT IN for `<>`."""
+    found = exp.select(exp.column(key)).from_(exp.to_table(table_name)).where(exp.column(holder).eq(exp.Literal.string(stored)))
+    lookup = exp.In(this=col.copy(), query=exp.Subquery(this=found))
+    return exp.Not(this=lookup) if operator == "<>" else lookup
+
+
+def _respell(engine: Engine, node: exp.Expression, col: exp.Column, owner: tuple[str, str], tables: dict[str, str], columns: dict[str, list[str]], links: Links) -> list[str]:
+    """Each string literal of one comparison in its stored spelling, or the comparison moved to the column that
+    holds it, or made a lookup in the table its key refers to."""
     changes, operator = [], "<>" if isinstance(node, exp.NEQ) else "="
     for literal in _literals(node):
         spelling = _spelling(engine, owner, literal.this)
@@ -71,6 +110,10 @@ def _respell(engine: Engine, node: exp.Expression, col: exp.Column, owner: tuple
             col.set("this", exp.to_identifier(other))
             col.set("table", exp.to_identifier(alias))
             literal.replace(exp.Literal.string(stored))
+        elif spelling == ABSENT and not isinstance(node, exp.In) and (referred := _referred(engine, columns, links, owner, literal.this)):
+            lookup = _lookup(col, operator, *referred)
+            changes.append(f"{node.sql()} -> {lookup.sql()}")
+            node.replace(lookup)
         elif spelling not in (None, STORED, ABSENT):
             changes.append(f"'{literal.this}' -> '{spelling}'")
             literal.replace(exp.Literal.string(spelling))
@@ -82,10 +125,10 @@ def _literals(node: exp.Expression) -> list[exp.Literal]:
     return [s for s in sides if isinstance(s, exp.Literal) and s.is_string]
 
 
-def match_values(sql: str, engine: Engine, columns: dict[str, list[str]], dialect: str = "sqlite") -> tuple[str, list[str]]:
+def match_values(sql: str, engine: Engine, columns: dict[str, list[str]], dialect: str = "sqlite", links: Links = ()) -> tuple[str, list[str]]:
     """The query with compared strings in their stored spelling, and the replacements made (`'Dog' -> 'dog'`).
 
-    `columns` maps each table to its column names, in the database's spelling.
+    `columns` maps each table to its column names, in the database's spelling; `links` are its foreign keys.
     """
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
@@ -94,9 +137,9 @@ def match_values(sql: str, engine: Engine, columns: dict[str, list[str]], dialec
     changes: list[str] = []
     for scope in traverse_scope(tree):
         tables = {alias: next((t for t in columns if t.lower() == s.name.lower()), s.name) for alias, s in scope.sources.items() if isinstance(s, exp.Table)}
-        for node in (n for n in scope.expression.find_all(*COMPARISONS) if n.find_ancestor(exp.Select) is scope.expression):
+        for node in [n for n in scope.expression.find_all(*COMPARISONS) if n.find_ancestor(exp.Select) is scope.expression]:
             col = node.this if isinstance(node, exp.In) else next((s for s in (node.left, node.right) if isinstance(s, exp.Column)), None)
             owner = _table_of(col, tables, columns) if isinstance(col, exp.Column) else None
             if owner:
-                changes += _respell(engine, node, col, owner, tables, columns)
+                changes += _respell(engine, node, col, owner, tables, columns, links)
     return (tree.sql(dialect=dialect), changes) if changes else (sql, [])

@@ -52,3 +52,36 @@ def test_a_literal_only_another_column_holds_moves_the_comparison_there(engine: 
     # in no column, or in an IN list: left as written
     for kept in ("SELECT weight FROM pets WHERE PetType = 'fish'", "SELECT weight FROM pets WHERE PetType IN ('Ana', 'dog')"):
         assert match_values(kept, engine, COLUMNS) == (kept, [])
+
+
+@pytest.fixture()
+def keyed(tmp_path: Path) -> Engine:
+    """A key table and a table that refers to it, with a name stored in two columns of the key table."""
+    engine = create_engine(f"sqlite:///{tmp_path / 'world.sqlite'}")
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE country (Code TEXT PRIMARY KEY, Name TEXT, LocalName TEXT)")
+        conn.exec_driver_sql("CREATE TABLE spoken (CountryCode TEXT REFERENCES country (Code), Language TEXT)")
+        conn.exec_driver_sql("INSERT INTO country VALUES ('ABW', 'Aruba', 'Aruba'), ('NLD', 'Netherlands', 'Nederland')")
+        conn.exec_driver_sql("INSERT INTO spoken VALUES ('ABW', 'Papiamento'), ('NLD', 'Dutch')")
+    return engine
+
+
+KEYED = {"country": ["Code", "Name", "LocalName"], "spoken": ["CountryCode", "Language"]}
+LINKS = [("spoken", "CountryCode", "country", "Code")]
+
+
+def test_a_key_compared_with_a_name_looks_the_name_up_where_the_key_refers(keyed: Engine) -> None:
+    sql, changes = match_values("SELECT Language FROM spoken AS T1 WHERE T1.CountryCode = 'aruba'", keyed, KEYED, links=LINKS)
+    assert sql == "SELECT Language FROM spoken AS T1 WHERE T1.CountryCode IN (SELECT Code FROM country WHERE Name = 'Aruba')"
+    assert changes == ["T1.CountryCode = 'aruba' -> T1.CountryCode IN (SELECT Code FROM country WHERE Name = 'Aruba')"]
+    sql, _ = match_values("SELECT Language FROM spoken WHERE CountryCode <> 'Nederland'", keyed, KEYED, links=LINKS)
+    assert sql == "SELECT Language FROM spoken WHERE NOT CountryCode IN (SELECT Code FROM country WHERE LocalName = 'Nederland')"
+    with keyed.connect() as conn:
+        assert conn.exec_driver_sql(sql).scalars().all() == ["Papiamento"]
+
+
+def test_a_key_keeps_its_comparison_when_the_name_is_nowhere_or_there_is_no_foreign_key(keyed: Engine) -> None:
+    for kept in ("SELECT Language FROM spoken WHERE CountryCode = 'ABW'", "SELECT Language FROM spoken WHERE CountryCode = 'Atlantis'"):
+        assert match_values(kept, keyed, KEYED, links=LINKS) == (kept, [])
+    unlinked = "SELECT Language FROM spoken WHERE CountryCode = 'Aruba'"
+    assert match_values(unlinked, keyed, KEYED) == (unlinked, [])
