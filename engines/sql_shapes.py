@@ -15,7 +15,10 @@ question does not call for is left as written:
   rows may be what is counted, nor for a Chinese question, which cannot name an English table; "names of
   poker players" keeps `JOIN poker_player`, the join that picks the rows);
 - and, with no cue word, aggregates grouped by columns the SELECT does not show (`SELECT MAX(Accelerate) ...
-  GROUP BY Cylinders`: numbers nobody can tell apart): the grouping columns are added after them.
+  GROUP BY Cylinders`: numbers nobody can tell apart): the grouping columns are added after them;
+- rows ranked by an aggregate with no GROUP BY (`SELECT T2.Name FROM hiring AS T1 JOIN shop AS T2 ... ORDER BY
+  COUNT(T1.Employee_ID) DESC LIMIT 1`, which SQLite refuses as a misuse of aggregate): grouped by the columns
+  the SELECT shows.
 The prompt comment spelling these out made the model apply them where they did not fit (Spider dev sample A
 100 -> 92 of 120, README); in code they change only queries of the exact shape.
 """
@@ -152,6 +155,19 @@ def _group_shown(tree: exp.Select) -> exp.Expression | None:
     return shown
 
 
+def _ranked_groups(tree: exp.Select) -> exp.Expression | None:
+    """A ranking by an aggregate ("the shop with the most employees") over no groups: grouped by what is shown.
+    Only over a join, where the joined rows are what is counted; over one table each group would be one row."""
+    order = tree.args.get("order")
+    if order is None or tree.args.get("group") or not order.find(exp.AggFunc) or not tree.args.get("limit") or not tree.args.get("joins"):
+        return None
+    if not all(isinstance(e, exp.Column) for e in tree.expressions):
+        return None
+    grouped = tree.copy()
+    grouped.set("group", exp.Group(expressions=[e.copy() for e in tree.expressions]))
+    return grouped
+
+
 def reshape(question: str, sql: str, schema: Schema, dialect: str = "sqlite") -> tuple[str, list[str]]:
     """The query in the shape its question calls for, and what was changed; anything else as written."""
     try:
@@ -166,6 +182,7 @@ def reshape(question: str, sql: str, schema: Schema, dialect: str = "sqlite") ->
         "'for each X' grouped by X": lambda: _each_as_group_by(question, tree, schema),
         "dropped the joins nothing reads of tables the question does not name": lambda: _unread_joins_dropped(question, tree),
         "the grouping columns shown beside the aggregates": lambda: _group_shown(tree),
+        "a ranking by an aggregate grouped by the columns shown": lambda: _ranked_groups(tree),
     }
     for note, rewrite in rewrites.items():
         rewritten = rewrite()

@@ -77,6 +77,15 @@ def test_a_join_nothing_reads_of_a_table_the_question_does_not_name_is_dropped(p
     assert notes == ["dropped the joins nothing reads of tables the question does not name"]
 
 
+def test_a_ranking_by_an_aggregate_over_a_join_is_grouped_by_the_columns_shown(pets: sqlite3.Connection) -> None:
+    written = "SELECT T1.Fname FROM Student AS T1 JOIN Has_Pet AS T2 ON T1.StuID = T2.StuID ORDER BY COUNT(*) DESC LIMIT 1"
+    sql, notes = reshape("Which student has the most pets?", written, PETS)
+    with pytest.raises(sqlite3.OperationalError, match="misuse of aggregate"):
+        pets.execute(written)
+    assert pets.execute(sql).fetchall() == [("Ann",)]
+    assert notes == ["a ranking by an aggregate grouped by the columns shown"]
+
+
 UNREAD_JOIN = "SELECT T1.Fname FROM Student AS T1 JOIN Has_Pet AS T2 ON T1.StuID = T2.StuID"
 
 
@@ -91,6 +100,7 @@ UNREAD_JOIN = "SELECT T1.Fname FROM Student AS T1 JOIN Has_Pet AS T2 ON T1.StuID
         ("What is the average weight of the pets?", "SELECT AVG(weight) FROM Pets"),
         ("Count the pets for each type.", "SELECT PetType, COUNT(*) FROM Pets GROUP BY PetType"),  # already grouped
         ("Which type has the most pets?", "SELECT COUNT(*) FROM Pets GROUP BY PetType ORDER BY COUNT(*) DESC LIMIT 1"),
+        ("Which type has the most pets?", "SELECT PetType FROM Pets ORDER BY COUNT(*) DESC LIMIT 1"),  # no join: each group one row
         ("Which students have a pet?", UNREAD_JOIN),  # the question names the joined table: the join picks the rows
         ("How many students are there?", "SELECT COUNT(*) FROM Student AS T1 JOIN Has_Pet AS T2 ON T1.StuID = T2.StuID"),
         ("What are the students' names?", "SELECT Fname FROM Student AS T1 JOIN Has_Pet AS T2 ON T1.StuID = T2.StuID"),  # unqualified
