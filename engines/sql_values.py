@@ -10,10 +10,10 @@ It also compares the wrong column of the right table (`car_names.Make = 'volvo'`
 `Model`; `Maker = 'American Motor Company'`, a `FullName`): when an `=` or `<>` literal is in no spelling in
 its column but in exactly one other column of the query's tables, the comparison moves to that column.
 
-And it compares a key with the name of what the key refers to (`countrylanguage.CountryCode = 'Aruba'`,
-`flights.SourceAirport = 'Aberdeen'`, a city): when the literal is not in the key column, nor in another column
-of the query's tables, but in exactly one column of the table the foreign key refers to, the comparison becomes
-a lookup there (`CountryCode IN (SELECT Code FROM country WHERE Name = 'Aruba')`).
+And it compares a key with the name of what the key refers to (`countrylanguage.CountryCode = 'Aruba'`: the
+key holds codes, the name is in `country`): when the literal is not in the key column, nor in another column of
+the query's tables, but names the same rows wherever it is in the table the foreign key refers to, the
+comparison becomes a lookup there (`CountryCode IN (SELECT Code FROM country WHERE Name = 'Aruba')`).
 """
 
 from __future__ import annotations
@@ -93,8 +93,8 @@ def _referred(engine: Engine, columns: dict[str, list[str]], links: Links, owner
 
 def _lookup(col: exp.Column, operator: str, table_name: str, key: str, holder: str, stored: str) -> exp.Expression:
     """`col IN (SELECT key FROM table WHERE holder = 'stored')`, or NOT IN for `<>`."""
-    found = exp.select(exp.column(key)).from_(exp.to_table(table_name)).where(exp.column(holder).eq(exp.Literal.string(stored)))
-    lookup = exp.In(this=col.copy(), query=exp.Subquery(this=found))
+    named = exp.select(exp.column(key)).from_(exp.to_table(table_name)).where(exp.column(holder).eq(exp.Literal.string(stored)))
+    lookup = exp.In(this=col.copy(), query=exp.Subquery(this=named))
     return exp.Not(this=lookup) if operator == "<>" else lookup
 
 

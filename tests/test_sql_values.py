@@ -13,15 +13,23 @@ from engines.sql_values import match_values
 COLUMNS = {"pets": ["PetID", "PetType", "weight"], "owners": ["name", "PetID"]}
 
 
+def _database(path: Path, *statements: str) -> Engine:
+    engine = create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        for statement in statements:
+            conn.exec_driver_sql(statement)
+    return engine
+
+
 @pytest.fixture()
 def engine(tmp_path: Path) -> Engine:
-    engine = create_engine(f"sqlite:///{tmp_path / 'pets.sqlite'}")
-    with engine.begin() as conn:
-        conn.exec_driver_sql("CREATE TABLE pets (PetID INTEGER, PetType TEXT, weight REAL)")
-        conn.exec_driver_sql("CREATE TABLE owners (name TEXT, PetID INTEGER)")
-        conn.exec_driver_sql("INSERT INTO pets VALUES (1, 'dog', 12.0), (2, 'cat', 3.5), (3, 'Bird', 0.1), (4, 'bird', 0.2)")
-        conn.exec_driver_sql("INSERT INTO owners VALUES ('Ana', 1)")
-    return engine
+    return _database(
+        tmp_path / "pets.sqlite",
+        "CREATE TABLE pets (PetID INTEGER, PetType TEXT, weight REAL)",
+        "CREATE TABLE owners (name TEXT, PetID INTEGER)",
+        "INSERT INTO pets VALUES (1, 'dog', 12.0), (2, 'cat', 3.5), (3, 'Bird', 0.1), (4, 'bird', 0.2)",
+        "INSERT INTO owners VALUES ('Ana', 1)",
+    )
 
 
 def test_a_literal_in_the_wrong_case_takes_the_stored_spelling(engine: Engine) -> None:
@@ -57,13 +65,13 @@ def test_a_literal_only_another_column_holds_moves_the_comparison_there(engine: 
 @pytest.fixture()
 def keyed(tmp_path: Path) -> Engine:
     """A key table and a table that refers to it, with a name stored in two columns of the key table."""
-    engine = create_engine(f"sqlite:///{tmp_path / 'world.sqlite'}")
-    with engine.begin() as conn:
-        conn.exec_driver_sql("CREATE TABLE country (Code TEXT PRIMARY KEY, Name TEXT, LocalName TEXT)")
-        conn.exec_driver_sql("CREATE TABLE spoken (CountryCode TEXT REFERENCES country (Code), Language TEXT)")
-        conn.exec_driver_sql("INSERT INTO country VALUES ('ABW', 'Aruba', 'Aruba'), ('NLD', 'Netherlands', 'Nederland')")
-        conn.exec_driver_sql("INSERT INTO spoken VALUES ('ABW', 'Papiamento'), ('NLD', 'Dutch')")
-    return engine
+    return _database(
+        tmp_path / "world.sqlite",
+        "CREATE TABLE country (Code TEXT PRIMARY KEY, Name TEXT, LocalName TEXT)",
+        "CREATE TABLE spoken (CountryCode TEXT REFERENCES country (Code), Language TEXT)",
+        "INSERT INTO country VALUES ('ABW', 'Aruba', 'Aruba'), ('NLD', 'Netherlands', 'Nederland')",
+        "INSERT INTO spoken VALUES ('ABW', 'Papiamento'), ('NLD', 'Dutch')",
+    )
 
 
 KEYED = {"country": ["Code", "Name", "LocalName"], "spoken": ["CountryCode", "Language"]}
