@@ -18,8 +18,6 @@ comparison becomes a lookup there (`CountryCode IN (SELECT Code FROM country WHE
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import sqlglot
 from sqlalchemy import column, func, select, table
 from sqlalchemy.engine import Engine
@@ -27,8 +25,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlglot import exp
 from sqlglot.optimizer.scope import traverse_scope
 
+from engines.sql_schema import Schema
+
 COMPARISONS = (exp.EQ, exp.NEQ, exp.In)
-Links = Sequence[tuple[str, str, str, str]]  # foreign keys as (table, column, referred table, referred column)
 
 
 def _table_of(col: exp.Column, tables: dict[str, str], columns: dict[str, list[str]]) -> tuple[str, str] | None:
@@ -77,15 +76,15 @@ def _keys(engine: Engine, table_name: str, key: str, holder: str, stored: str) -
         return None
 
 
-def _referred(engine: Engine, columns: dict[str, list[str]], links: Links, owner: tuple[str, str], literal: str) -> tuple[str, str, str, str] | None:
+def _referred(engine: Engine, schema: Schema, owner: tuple[str, str], literal: str) -> tuple[str, str, str, str] | None:
     """(referred table, its key, the column holding `literal`, stored spelling) when `owner` is a foreign key and
     the literal names the same rows wherever it is in the table the key refers to (`'Aruba'` is both a country's
     `Name` and its `LocalName`: the first is taken)."""
-    refs = [(t2, c2) for t1, c1, t2, c2 in links if (t1, c1) == owner]
+    refs = [(t2, c2) for t1, c1, t2, c2 in schema.links if (t1, c1) == owner]
     if len(refs) != 1:
         return None
     table_name, key = refs[0]
-    found = [(other, literal if spelling == STORED else spelling) for other in columns.get(table_name, [])
+    found = [(other, literal if spelling == STORED else spelling) for other in schema.columns.get(table_name, [])
              if other != key and (spelling := _spelling(engine, (table_name, other), literal)) not in (None, ABSENT)]
     keys = {_keys(engine, table_name, key, other, stored) for other, stored in found}
     return (table_name, key, *found[0]) if found and len(keys) == 1 and None not in keys else None
@@ -98,19 +97,19 @@ def _lookup(col: exp.Column, operator: str, table_name: str, key: str, holder: s
     return exp.Not(this=lookup) if operator == "<>" else lookup
 
 
-def _respell(engine: Engine, node: exp.Expression, col: exp.Column, owner: tuple[str, str], tables: dict[str, str], columns: dict[str, list[str]], links: Links) -> list[str]:
+def _respell(engine: Engine, node: exp.Expression, col: exp.Column, owner: tuple[str, str], tables: dict[str, str], schema: Schema) -> list[str]:
     """Each string literal of one comparison in its stored spelling, or the comparison moved to the column that
     holds it, or made a lookup in the table its key refers to."""
     changes, operator = [], "<>" if isinstance(node, exp.NEQ) else "="
     for literal in _literals(node):
         spelling = _spelling(engine, owner, literal.this)
-        if spelling == ABSENT and not isinstance(node, exp.In) and (moved := _elsewhere(engine, tables, columns, owner, literal.this)):
+        if spelling == ABSENT and not isinstance(node, exp.In) and (moved := _elsewhere(engine, tables, schema.columns, owner, literal.this)):
             alias, other, stored = moved
             changes.append(f"{col.sql()} {operator} '{literal.this}' -> {alias}.{other} {operator} '{stored}'")
             col.set("this", exp.to_identifier(other))
             col.set("table", exp.to_identifier(alias))
             literal.replace(exp.Literal.string(stored))
-        elif spelling == ABSENT and not isinstance(node, exp.In) and (referred := _referred(engine, columns, links, owner, literal.this)):
+        elif spelling == ABSENT and not isinstance(node, exp.In) and (referred := _referred(engine, schema, owner, literal.this)):
             lookup = _lookup(col, operator, *referred)
             changes.append(f"{node.sql()} -> {lookup.sql()}")
             node.replace(lookup)
@@ -125,21 +124,20 @@ def _literals(node: exp.Expression) -> list[exp.Literal]:
     return [s for s in sides if isinstance(s, exp.Literal) and s.is_string]
 
 
-def match_values(sql: str, engine: Engine, columns: dict[str, list[str]], dialect: str = "sqlite", links: Links = ()) -> tuple[str, list[str]]:
-    """The query with compared strings in their stored spelling, and the replacements made (`'Dog' -> 'dog'`).
-
-    `columns` maps each table to its column names, in the database's spelling; `links` are its foreign keys.
-    """
+def match_values(sql: str, engine: Engine, schema: Schema, dialect: str = "sqlite") -> tuple[str, list[str]]:
+    """The query with compared strings in their stored spelling, and the replacements made (`'Dog' -> 'dog'`)."""
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
     except sqlglot.errors.ParseError:
         return sql, []
     changes: list[str] = []
+    columns = schema.columns
     for scope in traverse_scope(tree):
         tables = {alias: next((t for t in columns if t.lower() == s.name.lower()), s.name) for alias, s in scope.sources.items() if isinstance(s, exp.Table)}
+        # A list, not a generator: a key lookup replaces the comparison node while the loop walks the tree.
         for node in [n for n in scope.expression.find_all(*COMPARISONS) if n.find_ancestor(exp.Select) is scope.expression]:
             col = node.this if isinstance(node, exp.In) else next((s for s in (node.left, node.right) if isinstance(s, exp.Column)), None)
             owner = _table_of(col, tables, columns) if isinstance(col, exp.Column) else None
             if owner:
-                changes += _respell(engine, node, col, owner, tables, columns, links)
+                changes += _respell(engine, node, col, owner, tables, schema)
     return (tree.sql(dialect=dialect), changes) if changes else (sql, [])

@@ -8,9 +8,10 @@ import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.engine import Engine
 
+from engines.sql_schema import Schema
 from engines.sql_values import match_values
 
-COLUMNS = {"pets": ["PetID", "PetType", "weight"], "owners": ["name", "PetID"]}
+PETS = Schema({"pets": ["PetID", "PetType", "weight"], "owners": ["name", "PetID"]})
 
 
 def _database(path: Path, *statements: str) -> Engine:
@@ -33,7 +34,7 @@ def engine(tmp_path: Path) -> Engine:
 
 
 def test_a_literal_in_the_wrong_case_takes_the_stored_spelling(engine: Engine) -> None:
-    sql, changes = match_values("SELECT COUNT(*) FROM pets AS T1 WHERE T1.PetType = 'Dog' OR T1.PetType IN ('CAT')", engine, COLUMNS)
+    sql, changes = match_values("SELECT COUNT(*) FROM pets AS T1 WHERE T1.PetType = 'Dog' OR T1.PetType IN ('CAT')", engine, PETS)
     assert sql == "SELECT COUNT(*) FROM pets AS T1 WHERE T1.PetType = 'dog' OR T1.PetType IN ('cat')"
     assert changes == ["'Dog' -> 'dog'", "'CAT' -> 'cat'"]
 
@@ -45,21 +46,21 @@ def test_stored_ambiguous_unknown_and_unresolvable_literals_stay(engine: Engine)
         "SELECT weight FROM pets WHERE PetType = 'fish'",
         "SELECT name FROM owners JOIN pets ON owners.PetID = pets.PetID WHERE PetID = 'x'",  # two tables have PetID
     ):
-        assert match_values(sql, engine, COLUMNS) == (sql, [])
+        assert match_values(sql, engine, PETS) == (sql, [])
 
 
 def test_unqualified_columns_resolve_to_the_joined_table_that_has_them(engine: Engine) -> None:
-    sql, changes = match_values("SELECT name FROM owners JOIN pets ON owners.PetID = pets.PetID WHERE PetType = 'Dog' AND name = 'ana'", engine, COLUMNS)
+    sql, changes = match_values("SELECT name FROM owners JOIN pets ON owners.PetID = pets.PetID WHERE PetType = 'Dog' AND name = 'ana'", engine, PETS)
     assert changes == ["'Dog' -> 'dog'", "'ana' -> 'Ana'"] and sql.endswith("WHERE PetType = 'dog' AND name = 'Ana'")
 
 
 def test_a_literal_only_another_column_holds_moves_the_comparison_there(engine: Engine) -> None:
-    sql, changes = match_values("SELECT PetType FROM pets AS T1 JOIN owners AS T2 ON T1.PetID = T2.PetID WHERE T1.PetType = 'ANA'", engine, COLUMNS)
+    sql, changes = match_values("SELECT PetType FROM pets AS T1 JOIN owners AS T2 ON T1.PetID = T2.PetID WHERE T1.PetType = 'ANA'", engine, PETS)
     assert sql == "SELECT PetType FROM pets AS T1 JOIN owners AS T2 ON T1.PetID = T2.PetID WHERE T2.name = 'Ana'"
     assert changes == ["T1.PetType = 'ANA' -> T2.name = 'Ana'"]
     # in no column, or in an IN list: left as written
     for kept in ("SELECT weight FROM pets WHERE PetType = 'fish'", "SELECT weight FROM pets WHERE PetType IN ('Ana', 'dog')"):
-        assert match_values(kept, engine, COLUMNS) == (kept, [])
+        assert match_values(kept, engine, PETS) == (kept, [])
 
 
 @pytest.fixture()
@@ -75,14 +76,14 @@ def keyed(tmp_path: Path) -> Engine:
 
 
 KEYED = {"country": ["Code", "Name", "LocalName"], "spoken": ["CountryCode", "Language"]}
-LINKS = [("spoken", "CountryCode", "country", "Code")]
+LINKED = Schema(KEYED, [("spoken", "CountryCode", "country", "Code")])
 
 
 def test_a_key_compared_with_a_name_looks_the_name_up_where_the_key_refers(keyed: Engine) -> None:
-    sql, changes = match_values("SELECT Language FROM spoken AS T1 WHERE T1.CountryCode = 'aruba'", keyed, KEYED, links=LINKS)
+    sql, changes = match_values("SELECT Language FROM spoken AS T1 WHERE T1.CountryCode = 'aruba'", keyed, LINKED)
     assert sql == "SELECT Language FROM spoken AS T1 WHERE T1.CountryCode IN (SELECT Code FROM country WHERE Name = 'Aruba')"
     assert changes == ["T1.CountryCode = 'aruba' -> T1.CountryCode IN (SELECT Code FROM country WHERE Name = 'Aruba')"]
-    sql, _ = match_values("SELECT Language FROM spoken WHERE CountryCode <> 'Nederland'", keyed, KEYED, links=LINKS)
+    sql, _ = match_values("SELECT Language FROM spoken WHERE CountryCode <> 'Nederland'", keyed, LINKED)
     assert sql == "SELECT Language FROM spoken WHERE NOT CountryCode IN (SELECT Code FROM country WHERE LocalName = 'Nederland')"
     with keyed.connect() as conn:
         assert conn.exec_driver_sql(sql).scalars().all() == ["Papiamento"]
@@ -90,6 +91,6 @@ def test_a_key_compared_with_a_name_looks_the_name_up_where_the_key_refers(keyed
 
 def test_a_key_keeps_its_comparison_when_the_name_is_nowhere_or_there_is_no_foreign_key(keyed: Engine) -> None:
     for kept in ("SELECT Language FROM spoken WHERE CountryCode = 'ABW'", "SELECT Language FROM spoken WHERE CountryCode = 'Atlantis'"):
-        assert match_values(kept, keyed, KEYED, links=LINKS) == (kept, [])
+        assert match_values(kept, keyed, LINKED) == (kept, [])
     unlinked = "SELECT Language FROM spoken WHERE CountryCode = 'Aruba'"
-    assert match_values(unlinked, keyed, KEYED) == (unlinked, [])
+    assert match_values(unlinked, keyed, Schema(KEYED)) == (unlinked, [])
