@@ -1,43 +1,69 @@
-"""After an answer is written: check it against the passages it was written from."""
+"""After an answer is written: find the sentence of the passages that carries it, and ask whether that sentence
+states the answer to the question.
+
+Asked about its own answer with the passages in view, the default 1.5B model agrees with itself. Over 77 dev
+answers (RGB zh and en, SQuAD 2.0, CMRC2018; `/tmp/s5` scratch scripts, 2026-12-01), the probability it gave a
+GOOD label, asked as the next turn after its answer, separated right answers from answers to negative-only
+passages with AUC 0.67 (a yes/no wording 0.63, "which source states it" 0.61). The retrieval grader asked about
+the one sentence that holds the answer's own words, not about whole passages, separated them with AUC 0.79 (zh
+0.75): on the topic-alike passages of RGB's negatives, one sentence leaves the model less to be misled by.
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from llama_index.core.llms import LLM, ChatMessage
+import jieba
+
+from engines.declines import declines
+from engines.retrieval_grader import RetrievalGrader
 
 LABELS = ("GOOD", "HALLUCINATION", "NO_CONTEXT", "INSUFFICIENT")
-LABEL_MEANINGS = (
-    "GOOD - what the answer says is in the passages (related and supported is GOOD; wording may differ)\n"
-    "HALLUCINATION - the answer states facts the passages do not contain\n"
-    "NO_CONTEXT - the passages lack the answer and the answer says so\n"
-    "INSUFFICIENT - the passages are only loosely related and the answer guesses beyond them"
-)
-VERIFY_SYSTEM = "You check an answer against the passages it was written from. Reply with exactly one label:\n" + LABEL_MEANINGS
-# Asked as the next turn of the answer's own conversation, where the passages are the numbered sources above.
-VERIFY_FOLLOW_UP = "Check the answer you just wrote against the numbered sources above. Reply with exactly one label:\n" + LABEL_MEANINGS
-PASSAGE_CHARS = 700
+# Calibrated P(the evidence sentence states the answer) below which the answer is not supported. Dev (the 77
+# answers above): at 0.4, 8 of 19 answers to negative-only passages caught and 3 of 55 right answers lost (zh:
+# 4 of 8 and 0 of 35); at 0.5, 10 of 19 and 5 of 55.
+SUPPORTED = 0.4
+SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|\n|(?<=\.)\s+")
+CITATION = re.compile(r"\[\d+\]|Source \d+:?")
+# Words that say nothing about what the answer claims: particles, and the answer prompt's own framing.
+FILLER = frozenset("的 了 是 在 和 有 为 将 被 由 资料 根据 source sources the a an of in on at to is was were and by for".split())
 
 
-def _label(reply: str) -> str:
-    found = re.search("|".join(LABELS), reply.upper().replace(" ", "_"))
-    if not found:
-        raise ValueError(f"no label in the verifier's reply {reply[:80]!r}")
-    return found.group(0)
+@dataclass
+class Check:
+    """The label, the sentence it rests on and the grader's probability for it, and the model calls it took."""
+
+    label: str
+    evidence: str = ""
+    probability: float | None = None
+    calls: int = 0
 
 
-def verify(question: str, answer: str, passages: list[str], llm: LLM) -> tuple[str, str]:
-    """One of LABELS, and how it was asked: "follow-up" (the next turn after the model's answer, when the local
-    model still holds that conversation: it then reads only the answer and this question, not the passages again)
-    or "standalone" (the passages, question and answer in a new prompt). Raises on a failed call or a reply that
-    names no label (the caller lets the answer through)."""
-    follow_up = getattr(llm, "follow_up", None)
-    reply = follow_up(answer, VERIFY_FOLLOW_UP, max_tokens=8) if follow_up else None
-    if reply is not None:
-        return _label(reply), "follow-up"
-    sources = "\n".join(f"[{i + 1}] {' '.join(p.split())[:PASSAGE_CHARS]}" for i, p in enumerate(passages))
-    messages = [
-        ChatMessage(role="system", content=VERIFY_SYSTEM),
-        ChatMessage(role="user", content=f"Passages:\n{sources}\n\nQuestion: {question}\nAnswer: {answer}\n\nLabel:"),
-    ]
-    return _label(llm.chat(messages, max_tokens=8).message.content or ""), "standalone"
+def _words(text: str) -> set[str]:
+    # jieba segments Chinese into words and passes English words through whole.
+    return {w.strip().lower() for w in jieba.lcut(text) if w.strip() and not re.fullmatch(r"[\W_]+", w.strip())}
+
+
+def evidence(question: str, answer: str, passages: list[str]) -> str:
+    """The passage sentence holding most of what the answer adds to the question (by characters of its words), or
+    "" when no sentence holds any of it."""
+    said = _words(CITATION.sub("", answer)) - FILLER
+    new = (said - _words(question)) or said
+    sentences = [s.strip() for p in passages for s in SENTENCE_END.split(p) if s and s.strip()]
+    weights = [sum(len(w) for w in new if w in s.lower()) for s in sentences]
+    best = max(range(len(sentences)), key=lambda i: (weights[i], -i), default=None)  # ties: the earliest sentence
+    return sentences[best] if best is not None and weights[best] else ""
+
+
+def verify(question: str, answer: str, passages: list[str], grader: RetrievalGrader) -> Check:
+    """NO_CONTEXT when the answer declines; HALLUCINATION when no passage sentence holds what it says; else the
+    grader asks whether that sentence states the answer: GOOD, or INSUFFICIENT (related, but not the asked fact).
+    Raises when the grader's call fails (the caller lets the answer through)."""
+    if declines(answer):
+        return Check("NO_CONTEXT")
+    sentence = evidence(question, answer, passages)
+    if not sentence:
+        return Check("HALLUCINATION")
+    probability = grader.probability(question, sentence)
+    return Check("GOOD" if probability >= SUPPORTED else "INSUFFICIENT", sentence, probability, 1)

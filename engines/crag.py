@@ -35,7 +35,6 @@ from engines.rewrites import REWRITES, fusing, is_short
 from engines.settings import Settings
 from engines.web import WebSearchUnavailable, search_web
 
-INCOMPLETE_NOTE = "Note: this answer could not be fully verified against the sources and may be incomplete."
 STATE = "crag"
 
 
@@ -202,23 +201,32 @@ class CorrectiveRAG(Workflow):
             state.verification = "NO_CONTEXT"
             state.record("verify", start, label=state.verification, skipped="no passages")
             return StopEvent(result=self._finish(state, ev.response))
-        state.llm_calls += 1
         try:
-            state.verification, asked = verify(state.question, answer, _texts(ev.response.source_nodes), self._llm)
+            check = verify(state.question, answer, _texts(ev.response.source_nodes), self._grader)
         except Exception as err:  # a failed verification lets the answer through, and the trace says so
+            state.llm_calls += 1
             state.verification = "UNVERIFIED"
             state.record("verify", start, label=state.verification, error=f"{type(err).__name__}: {str(err)[:160]}")
             return StopEvent(result=self._finish(state, ev.response))
-        state.record("verify", start, label=state.verification, asked=asked)
-        if state.verification in ("HALLUCINATION", "INSUFFICIENT") and not state.retried:
+        state.llm_calls += check.calls
+        state.verification = check.label
+        state.record("verify", start, label=check.label, evidence=check.evidence[:300], probability=check.probability)
+        if check.label in ("HALLUCINATION", "INSUFFICIENT") and not state.retried:
             state.retried = True
-            if state.verification == "HALLUCINATION":
+            if check.label == "HALLUCINATION":
                 state.llm_calls += 1
                 return RetrieveEvent(queries=REWRITES["step_back"](state.question, self._llm))
             return RetrieveEvent(queries=[QueryBundle(state.question)], top_k_factor=2)
-        if state.verification in ("HALLUCINATION", "INSUFFICIENT"):
-            ev.response.response = f"{answer}\n\n{INCOMPLETE_NOTE}"
+        if check.label in ("HALLUCINATION", "INSUFFICIENT"):
+            ev.response.response = self._unsupported(state, answer)
         return StopEvent(result=self._finish(state, ev.response))
+
+    def _unsupported(self, state: CragState, answer: str) -> str:
+        """Still unsupported after the retry: say that the sources do not state the answer, and show the draft
+        beside it, marked unverified."""
+        if has_chinese(state.question):
+            return f"资料中没有包含这个问题的明确答案。最接近的内容（未经核实）：{answer}"
+        return f"The sources do not state the answer to this question. The closest they come (unverified): {answer}"
 
     def _finish(self, state: CragState, response: Response) -> Response:
         start = time.perf_counter()

@@ -9,7 +9,6 @@ import numpy as np
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, CompletionResponse, LogProb
 from llama_index.core.llms import LLM
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
-from pydantic import PrivateAttr
 
 from engines.model_files import require_model
 from engines.settings import Settings
@@ -38,11 +37,6 @@ def chatml_completion(completion: str) -> str:
     return chatml_messages([ChatMessage(role="user", content=completion)])
 
 
-def chatml_follow_up(prompt: str, reply: str, question: str) -> str:
-    """The conversation `prompt` -> `reply` continued with one more user turn: it begins with `prompt` itself."""
-    return f"{prompt}{reply}<|im_end|>\n{_turn('user', question)}{ASSISTANT_START}"
-
-
 def _recorder(model: Any, steps: list[list[LogProb]], top: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """A llama.cpp logits processor that records each generated token's `top` alternatives, leaving the logits as
     they are. llama.cpp's own `logprobs` needs `logits_all=True`, which keeps logits for every prompt token
@@ -66,10 +60,7 @@ def _local_llm(settings: Settings) -> LLM:
     class LlamaCPPWithStops(LlamaCPP):
         """LlamaCPP whose complete() and chat() honour a per-call `stop`, `max_tokens`, `logprobs` (the number of
         alternatives per token) and `temperature` with `seed` (a sample instead of the greedy answer); the stock ones
-        drop their keyword arguments, and chat() drops the log-probabilities. It remembers its last completion, so
-        follow_up() can ask about that reply while llama.cpp still holds the prompt's evaluation."""
-
-        _last: tuple[str, str] = PrivateAttr(default=("", ""))
+        drop their keyword arguments, and chat() drops the log-probabilities."""
 
         @llm_completion_callback()
         def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
@@ -83,18 +74,7 @@ def _local_llm(settings: Settings) -> LLM:
             if kwargs.get("temperature"):  # the default top_k=1 would make every sample the greedy answer
                 extra.update(temperature=kwargs["temperature"], top_k=40, top_p=0.95, seed=kwargs.get("seed"))
             response = self._model(prompt=prompt, **{**self.generate_kwargs, "stream": False, "stop": stop, **extra})
-            text = response["choices"][0]["text"]
-            self._last = (prompt, text)
-            return CompletionResponse(text=text, raw=response, logprobs=steps or None)
-
-        def follow_up(self, reply: str, question: str, **kwargs: Any) -> str | None:
-            """`question` asked as the next turn after this model's last completion, if that completion was `reply`
-            (else None: another call came between). The new prompt begins with the last one, so llama.cpp reads only
-            the reply and the question instead of the whole prompt again."""
-            prompt, text = self._last
-            if not prompt or text.strip() != reply.strip():
-                return None
-            return self.complete(chatml_follow_up(prompt, text, question), formatted=True, **kwargs).text
+            return CompletionResponse(text=response["choices"][0]["text"], raw=response, logprobs=steps or None)
 
         def complete_prefixed(self, prompt: str, prefix: str, stop: list[str], **sampling: Any) -> str:
             """The answer to `prompt` begun with `prefix` inside the chat template (prefix included)."""

@@ -72,7 +72,11 @@ class RetrievalGrader:
     def __init__(self, llm: LLM) -> None:
         self._llm = llm
 
-    def _probability(self, question: str, passage: str) -> float:
+    def probability(self, question: str, passage: str) -> float:
+        """Calibrated P(the passage states the answer to the question): one model call."""
+        return round(calibrated(self._raw_probability(question, passage)), 4)
+
+    def _raw_probability(self, question: str, passage: str) -> float:
         # The question comes before the passage so consecutive calls share the prompt up to it (llama.cpp reuses it).
         text = " ".join(passage.split())[:PASSAGE_CHARS]
         messages = [
@@ -91,7 +95,7 @@ class RetrievalGrader:
                 probabilities.append(None)
                 continue
             if passage not in known:
-                known[passage] = round(calibrated(self._probability(question, passage)), 4)
+                known[passage] = self.probability(question, passage)
                 calls += 1
             probabilities.append(known[passage])
         confidence = round(10 * max((p for p in probabilities if p is not None), default=0.0), 2)
