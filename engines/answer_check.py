@@ -20,7 +20,6 @@ import jieba
 from engines.declines import declines
 from engines.retrieval_grader import RetrievalGrader
 
-LABELS = ("GOOD", "HALLUCINATION", "NO_CONTEXT", "INSUFFICIENT")
 # Calibrated P(the evidence sentence states the answer) below which the answer is not supported. Dev (the 77
 # answers above): at 0.4, 8 of 19 answers to negative-only passages caught and 3 of 55 right answers lost (zh:
 # 4 of 8 and 0 of 35); at 0.5, 10 of 19 and 5 of 55.
@@ -35,7 +34,7 @@ FILLER = frozenset("的 了 是 在 和 有 为 将 被 由 资料 根据 source
 class Check:
     """The label, the sentence it rests on and the grader's probability for it, and the model calls it took."""
 
-    label: str
+    label: str  # GOOD, HALLUCINATION, NO_CONTEXT or INSUFFICIENT
     evidence: str = ""
     probability: float | None = None
     calls: int = 0
