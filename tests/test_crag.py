@@ -56,6 +56,13 @@ class ScriptedBrokenCheck(ScriptedReplies):
         return super().complete(prompt, formatted, **kwargs)
 
 
+class ScriptedDoubtful(ScriptedReplies):
+    """Scripted LLM double: grades every passage and every evidence sentence "no", answers with `answer`."""
+
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        return CompletionResponse(text="no") if "yes or no" in prompt else super().complete(prompt, formatted, **kwargs)
+
+
 class ScriptedUnsure(ScriptedReplies):
     """Scripted LLM double: grades every passage with P(yes) = 0.5 (an ambiguous retrieval), writes
     SUB_QUESTION_REPLY when asked for search questions, and otherwise replies as ScriptedReplies."""
@@ -103,6 +110,14 @@ def test_an_answer_no_passage_holds_is_retried_once_then_declined_with_the_draft
     assert crag["actions"] == ["retrieve", "grade", "generate", "verify", "retrieve", "grade", "generate", "verify", "guard"]
     assert crag["verification"] == "HALLUCINATION" and response.metadata["declined"] is True
     assert "do not state the answer" in str(response.response) and "company car" in str(response.response)
+
+
+def test_a_low_grade_without_the_web_answers_from_the_collection_and_the_check_decides(tmp_path: Path, embed) -> None:
+    response = _run(tmp_path, embed, ScriptedDoubtful(answer="28 days [1]."))
+    crag = response.metadata["crag"]
+    assert crag["band"] == "low" and crag["actions"][:5] == ["retrieve", "grade", "web", "generate", "verify"]
+    assert crag["steps"][2]["kept"] == 1 and "error" in crag["steps"][2]  # the closed port: the best passage kept
+    assert crag["verification"] == "INSUFFICIENT" and response.metadata["declined"] is True and "28 days" in str(response.response)
 
 
 def test_evidence_and_labels_without_a_model_call() -> None:
