@@ -6,6 +6,9 @@ STAMP := $(VENV)/.installed
 export OMP_NUM_THREADS := 1
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
+# The version pinned in pyproject.toml, built for AVX2 (see the install step).
+LLAMA_CPP_VERSION := 0.3.36
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
 .PHONY: install model chromium ingest run test bench bench-retrieval eval eval-ingest eval-router eval-sql eval-retrieval eval-answers clean
 
@@ -14,7 +17,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	# CPU torch first and explicitly: a plain `torch` requirement pulls a multi-GB CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
-	# llama-cpp-python compiles from source once (~3.5 min on 2 cores); pip's wheel cache keeps it after that.
+	# llama-cpp-python compiles from source (~3.5 min on 2 cores), for AVX2 rather than -march=native: a native
+	# build uses AMX tile instructions where the CPU lists them, and this project's VMs trap them (2026-12-01:
+	# "invalid opcode" in libggml-cpu.so at tilezero). Not from pip's wheel cache, which may hold a native build.
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install --quiet --no-cache-dir llama-cpp-python==$(LLAMA_CPP_VERSION)
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 

@@ -15,6 +15,7 @@ from llama_index.core.response_synthesizers import BaseSynthesizer, ResponseMode
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from engines.answer_stream import current
+from engines.declines import nothing_found
 from engines.stage_clock import stage
 
 # The stage each of our node postprocessors is (by LlamaIndex's class_name(); anything else: bookkeeping).
@@ -67,4 +68,7 @@ class AnswerEngine(CitationQueryEngine):
 
     def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         # The stock _query calls the synthesizer directly; answering through synthesize() times and streams it.
-        return self.synthesize(query_bundle, self.retrieve(query_bundle))
+        nodes = self.retrieve(query_bundle)
+        if not nodes:  # every passage was set aside (engines/year_scope.py): the stock synthesizer would say "Empty Response"
+            return Response(response=nothing_found(query_bundle.query_str))
+        return self.synthesize(query_bundle, nodes)

@@ -27,13 +27,14 @@ from llama_index.core.workflow import Context, Event, StartEvent, StopEvent, Wor
 from pydantic import ConfigDict
 
 from engines.answer_check import verify
-from engines.declines import declines
+from engines.declines import declines, nothing_found
 from engines.language import has_chinese
 from engines.output_guard import OutputGuard
 from engines.retrieval_grader import RetrievalGrader
 from engines.rewrites import REWRITES, fusing, is_short
 from engines.settings import Settings
 from engines.web import WebSearchUnavailable, search_web
+from engines.year_scope import other_years
 
 STATE = "crag"
 
@@ -145,12 +146,16 @@ class CorrectiveRAG(Workflow):
         ids = {n.node.node_id for n in ev.nodes}
         nothing_new = state.rewrites > 0 and ids <= state.seen
         state.seen |= ids
-        grade = self._grader.grade(state.question, _texts(ev.nodes), state.graded, self._settings.crag_upper / 10)
+        # A rewrite may drop the question's year (a step-back question does), so its retrieval is held to the
+        # question's years here as the question's own retrieval was (engines/year_scope.py).
+        nodes = [n for n in ev.nodes if not (self._settings.year_scope and other_years(state.question, n.node.get_content()))]
+        grade = self._grader.grade(state.question, _texts(nodes), state.graded, self._settings.crag_upper / 10)
         state.llm_calls += grade.calls
         if not state.best or grade.confidence > state.confidence:
-            state.confidence, state.best = grade.confidence, [ev.nodes[i] for i in grade.relevant()]
+            state.confidence, state.best = grade.confidence, [nodes[i] for i in grade.relevant()]
         state.band = band(state.confidence, self._settings.crag_lower, self._settings.crag_upper)
-        state.record("grade", start, confidence=grade.confidence, probabilities=grade.probabilities, band=state.band, nothing_new=nothing_new)
+        state.record("grade", start, confidence=grade.confidence, probabilities=grade.probabilities, band=state.band, nothing_new=nothing_new,
+                     other_years=len(ev.nodes) - len(nodes))
         if state.band == "high":
             return GenerateEvent(nodes=state.best)
         rewrites_left = state.rewrites < self._settings.crag_max_rewrites and not nothing_new
@@ -188,14 +193,10 @@ class CorrectiveRAG(Workflow):
     @step
     async def generate(self, ctx: Context, ev: GenerateEvent) -> VerifyEvent:
         state, start = await self._state(ctx), time.perf_counter()
-        state.llm_calls += 1
-        response = self._engine.synthesize(QueryBundle(state.question), ev.nodes) if ev.nodes else Response(response=self._nothing(state))
+        state.llm_calls += bool(ev.nodes)  # with no passage left the decline is written without the model
+        response = self._engine.synthesize(QueryBundle(state.question), ev.nodes) if ev.nodes else Response(response=nothing_found(state.question))
         state.record("generate", start, passages=len(ev.nodes))
         return VerifyEvent(response=response)
-
-    def _nothing(self, state: CragState) -> str:
-        """No passage survived: say so in the question's language, without a model call."""
-        return "资料中没有包含这个问题的答案。" if has_chinese(state.question) else "The sources do not contain the answer to this question."
 
     @step
     async def verify(self, ctx: Context, ev: VerifyEvent) -> StopEvent | RetrieveEvent:

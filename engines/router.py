@@ -92,6 +92,7 @@ class RagRouter:
             trace.timings_ms["first_token"] = round((stream.first_token_at - start) * 1000, 1)
         trace.timings_ms.update(clock.ms)
         trace.llm_calls = clock.llm_calls
+        trace.notes.extend(clock.notes)
         trace.route = self._route_record(response, forced)
         chosen = forced or self.tool(trace.route.chosen)
         trace.timings_ms["route"] = 0.0 if forced else response.metadata["selector_result"].elapsed_ms

@@ -43,6 +43,8 @@ class Settings(BaseSettings):
     rerank: Literal["auto", "on", "off"] = "auto"
     rerank_model: str = "minilm"
     compress: bool = True
+    # A question naming a year sets aside passages that name only other years (engines/year_scope.py).
+    year_scope: bool = True
     compress_percentile_cutoff: float = 0.5
     # Corrective RAG on the documents path (engines/crag.py): retrieval confidence 0-10, >= upper answers,
     # lower..upper rewrites the question (at most crag_max_rewrites times), < lower goes to the web. Off by

@@ -1,4 +1,4 @@
-"""Per-question stage timings (retrieve, rerank, compress, generate) and LLM calls, from where they happen.
+"""Per-question stage timings (retrieve, rerank, compress, generate), LLM calls and notes, from where they happen.
 
 A context variable holds the clock of the question being answered, so components need no extra argument and a
 question answered in another thread (another browser tab) keeps its own. LLM calls are counted from
@@ -23,6 +23,7 @@ from llama_index.core.instrumentation.events.llm import LLMChatStartEvent, LLMCo
 class StageClock:
     ms: dict[str, float] = field(default_factory=dict)
     llm_calls: int = 0
+    notes: list[str] = field(default_factory=list)  # what a component decided that the trace should show
 
 
 _current: ContextVar[StageClock | None] = ContextVar("stage_clock", default=None)
@@ -49,6 +50,13 @@ def question_clock() -> Iterator[StageClock]:
         yield clock
     finally:
         _current.reset(token)
+
+
+def note(text: str) -> None:
+    """Add a line to the current question's trace notes (nothing when no question is open)."""
+    clock = _current.get()
+    if clock is not None and text not in clock.notes:
+        clock.notes.append(text)
 
 
 @contextmanager

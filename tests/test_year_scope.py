@@ -1,0 +1,87 @@
+"""A question that names a year is not answered from passages about other years, on the plain path and in CRAG."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from llama_index.core import SummaryIndex
+from llama_index.core.base.llms.types import CompletionResponse, CompletionResponseGen, LLMMetadata
+from llama_index.core.llms import CustomLLM
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+
+from engines.crag import CorrectiveRAG
+from engines.documents import build_answer_engine
+from engines.output_guard import load_output_guard
+from engines.stage_clock import question_clock
+from engines.year_scope import YearScopeFilter, other_years, years
+from tests.conftest import make_settings
+
+RULES = [
+    "The 2019 attendance rule: everyone works from the office five days a week.",
+    "From 2021 on, staff may work remotely two days a week.",
+]
+
+
+class ScriptedNoCalls(CustomLLM):
+    """Scripted LLM double that fails the test if the model is asked anything: no passage should reach it."""
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="scripted-no-calls")
+
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        raise AssertionError(f"the model was asked: {prompt[:200]}")
+
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
+        raise AssertionError("the model was asked")
+
+
+def test_years_are_four_digits_standing_alone_and_not_counts() -> None:
+    assert years("2022年北京冬奥会, held in February 2022.") == {"2022"}
+    assert years("死亡人数2000人, 1950 million people, 12.2019 and 120221") == set()
+
+
+def test_a_passage_naming_only_other_years_is_out_of_scope() -> None:
+    assert other_years("2022年冬奥会在哪里举办？", "2018年冬奥会在平昌举办。") == {"2018"}
+    assert other_years("Who won the 2018 Nobel Prize in Literature?", "Oct 10, 2019: the 2018 prize went to Olga Tokarczuk.") == set()
+    assert other_years("Who won the 2018 Nobel Prize in Literature?", "Olga Tokarczuk won the prize.") == set()  # names no year
+    assert other_years("Who won the Nobel Prize in Literature?", "In 2019 the prize went to Peter Handke.") == set()  # asks none
+
+
+def test_the_filter_keeps_the_asked_year_and_notes_what_it_set_aside() -> None:
+    nodes = [NodeWithScore(node=TextNode(text=t)) for t in [*RULES, "The 2023 rule: remote work three days a week."]]
+    with question_clock() as clock:
+        kept = YearScopeFilter().postprocess_nodes(nodes, QueryBundle("What is the 2023 remote-work rule?"))
+    assert [n.node.get_content() for n in kept] == ["The 2023 rule: remote work three days a week."]
+    assert clock.notes == ["2 of 3 passages set aside: they name other years than the question's 2023."]
+
+
+def _plain(tmp_path: Path, embed, **overrides: object):
+    settings = make_settings(tmp_path, web_backend="searxng", searxng_url="http://127.0.0.1:9", **overrides)
+    index = SummaryIndex([TextNode(text=t) for t in RULES])
+    return settings, build_answer_engine(index, index.as_retriever(), settings, ScriptedNoCalls(), embed, rerank=False)
+
+
+def test_the_plain_path_declines_a_year_no_passage_is_about_without_asking_the_model(tmp_path: Path, embed) -> None:
+    _, engine = _plain(tmp_path, embed)
+    response = engine.query("What is the 2023 remote-work rule?")
+    assert str(response) == "The sources do not contain the answer to this question." and not response.source_nodes
+    assert str(engine.query("2023年的远程办公规定是什么？")) == "资料中没有包含这个问题的答案。"
+
+
+def test_crag_declines_a_year_no_passage_is_about_without_asking_the_model(tmp_path: Path, embed) -> None:
+    settings, engine = _plain(tmp_path, embed, crag=True)
+    workflow = CorrectiveRAG(engine, ScriptedNoCalls(), settings, load_output_guard(settings.output_guard_file))
+
+    async def run():
+        return await workflow.run(question="What is the 2023 remote-work rule?")
+
+    response = asyncio.run(run())
+    assert response.metadata["declined"] and response.metadata["crag"]["llm_calls"] == 0
+
+
+def test_the_setting_turns_the_filter_off(tmp_path: Path, embed) -> None:
+    _, engine = _plain(tmp_path, embed, year_scope=False)
+    assert len(engine.retrieve(QueryBundle("What is the 2023 remote-work rule?"))) == 2
