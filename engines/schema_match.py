@@ -44,16 +44,25 @@ def _value(text: str) -> str:
     return " ".join(text.split()).lower().strip(".'")
 
 
+def _grams(question: str) -> list[tuple[int, list[str]]]:
+    """Every run of 1-4 words of the question, with the place of its first word."""
+    words = _WORD.findall(question)
+    return [(start, words[start : start + n]) for start in range(len(words)) for n in range(1, MAX_GRAM + 1) if start + n <= len(words)]
+
+
+def _phrases(grams: list[tuple[int, list[str]]]) -> set[str]:
+    kept = {_value(" ".join(gram)) for _, gram in grams if not all(w.lower() in globals_helper.stopwords for w in gram)}
+    return {p for p in kept if len(p) >= VALUE_CHARS[0] + 1}
+
+
 def named_phrases(question: str) -> set[str]:
     """Phrases of 1-4 words that contain a capitalised word past the first: the names a question mentions."""
-    words = _WORD.findall(question)
-    phrases = set()
-    for start in range(len(words)):
-        for gram in (words[start : start + n] for n in range(1, MAX_GRAM + 1) if start + n <= len(words)):
-            named = any(w[0].isupper() for i, w in enumerate(gram) if start + i > 0)
-            if named and not all(w.lower() in globals_helper.stopwords for w in gram):
-                phrases.add(_value(" ".join(gram)))
-    return {p for p in phrases if len(p) >= VALUE_CHARS[0] + 1}
+    return _phrases([(start, gram) for start, gram in _grams(question) if any(w[0].isupper() for i, w in enumerate(gram) if start + i > 0)])
+
+
+def question_phrases(question: str) -> set[str]:
+    """Every phrase of 1-4 words of the question that is not all stopwords, lower-cased as stored values are compared."""
+    return _phrases(_grams(question))
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,9 @@
 The first three fire only when a word of the question and the shape of the query agree, so a query the
 question does not call for is left as written:
 - "both A and B" written as `col IN ('A', 'B')` (rows with either): the query is split on the two values and
-  the halves INTERSECTed (`... WHERE col = 'A' INTERSECT ... WHERE col = 'B'`);
+  the halves INTERSECTed (`... WHERE col = 'A' INTERSECT ... WHERE col = 'B'`); so is "the ship named 'A' and
+  the ship named 'B'" with no "both", when the two values are joined by "and" in the question and compared with
+  a column of a joined table (one battle, many ships; a singer's own country is one value, and is left alone);
 - "does not have A" written as a join filtered with `other.col <> 'A'` (rows joined to anything but A, so a
   student with a cat and a dog still counts): the condition becomes "the first table's join key is NOT IN
   those joined to A", and when it was the only condition the join goes too (a student with no pet counts);
@@ -11,9 +13,10 @@ question does not call for is left as written:
   column of that table named like X (`type of pet` -> `PetType`), which is added to the SELECT;
 - "Give the airline with abbreviation 'UAL'" written with a join nothing reads (`airlines JOIN flights ON
   ...`: each airline once per flight): a joined table that no column outside its own ON reads, and that the
-  question does not name by any word of the table's name, is dropped (not under an aggregate, where the joined
-  rows may be what is counted, nor for a Chinese question, which cannot name an English table; "names of
-  poker players" keeps `JOIN poker_player`, the join that picks the rows);
+  question does not name by a word of the table's name that the query's other tables' names lack
+  (`singer_in_concert` beside `singer` is named by "concert", not by "singers"), is dropped (not under an
+  aggregate, where the joined rows may be what is counted, nor for a Chinese question, which cannot name an
+  English table; "names of poker players" keeps `JOIN poker_player`, the join that picks the rows);
 - and, with no cue word, aggregates grouped by columns the SELECT does not show (`SELECT MAX(Accelerate) ...
   GROUP BY Cylinders`: numbers nobody can tell apart): the grouping columns are added after them;
 - rows ranked by an aggregate with no GROUP BY (`SELECT T2.Name FROM hiring AS T1 JOIN shop AS T2 ... ORDER BY
@@ -58,13 +61,47 @@ def _plain_select(tree: exp.Expression) -> bool:
     return isinstance(tree, exp.Select) and isinstance(tree.args.get("from_") and tree.args["from_"].this, exp.Table)
 
 
-def _both_as_intersect(question: str, tree: exp.Select) -> exp.Expression | None:
+def _many_per_row(schema: Schema, first: str, other: str, tables: set[str]) -> bool:
+    """Whether one row of `first` joins many rows of `other`: some table of the query refers to `first`, and
+    `other` is not reached from `first` by following keys outward (a maker has one country; a battle many ships)."""
+    if not any(t2 == first and t1 in tables for t1, _, t2, _ in schema.links):
+        return False
+    reached, pending = {first}, [first]
+    while pending:
+        table = pending.pop()
+        for t1, _, t2, _ in schema.links:
+            if t1 == table and t2 in tables and t2 not in reached:
+                reached.add(t2)
+                pending.append(t2)
+    return other not in reached
+
+
+def _named_together(question: str, values: list[exp.Expression], condition: exp.In, tree: exp.Select, schema: Schema) -> bool:
+    """"the ship named 'Lettice' and the ship named 'HMS Atalanta'": the two values joined by "and" in the
+    question, compared with a column of a joined table of which one row of the first table joins many."""
+    aliases = {t.alias_or_name: t.name for t in tree.find_all(exp.Table)}
+    first = tree.args["from_"].this.name
+    if not isinstance(condition.this, exp.Column) or aliases.get(condition.this.table, first) == first:
+        return False
+    if not _many_per_row(schema, first, aliases[condition.this.table], set(aliases.values())):
+        return False
+    lowered = question.lower()
+    places = [lowered.find(v.this.lower()) for v in values]
+    if min(places) < 0:
+        return False
+    between = lowered[min(places):max(places)]
+    return bool(re.search(r"\band\b", between)) and not re.search(r"\bor\b", between)
+
+
+def _both_as_intersect(question: str, tree: exp.Select, schema: Schema) -> exp.Expression | None:
     where = tree.args.get("where")
-    if not BOTH.search(question) or where is None or any(tree.args.get(k) for k in ("order", "limit", "group")):
+    if where is None or any(tree.args.get(k) for k in ("order", "limit", "group")):
         return None
     for condition in _conjuncts(where):
         values = condition.expressions if isinstance(condition, exp.In) and not condition.args.get("query") else []
-        if len(values) == 2 and all(isinstance(v, exp.Literal) for v in values):
+        if len(values) == 2 and all(isinstance(v, exp.Literal) for v in values) and (
+            BOTH.search(question) or _named_together(question, values, condition, tree, schema)
+        ):
             halves = []
             for value in values:
                 half = tree.copy()
@@ -122,9 +159,11 @@ def _each_as_group_by(question: str, tree: exp.Select, schema: Schema) -> exp.Ex
     return grouped
 
 
-def _named(question: str, table: str) -> bool:
-    """Whether the question uses any word of a table's name (`singer_in_concert`: singer, concert), stemmed."""
-    return bool(terms(split_name(table)) & terms(question))
+def _named(question: str, table: str, others: list[str]) -> bool:
+    """Whether the question uses a word of a table's name that the query's other tables' names lack
+    (`singer_in_concert` beside `singer`: concert), stemmed."""
+    own = terms(split_name(table)) - {t for other in others for t in terms(split_name(other))}
+    return bool(own & terms(question))
 
 
 def _unread_joins_dropped(question: str, tree: exp.Select) -> exp.Expression | None:
@@ -134,7 +173,9 @@ def _unread_joins_dropped(question: str, tree: exp.Select) -> exp.Expression | N
     dropped = tree.copy()
     while True:
         joins = dropped.args.get("joins") or []
-        unread = [j for j in joins if isinstance(j.this, exp.Table) and not j.args.get("side") and not _named(question, j.this.name)
+        tables = [t.name for t in dropped.find_all(exp.Table)]
+        unread = [j for j in joins if isinstance(j.this, exp.Table) and not j.args.get("side")
+                  and not _named(question, j.this.name, [t for t in tables if t != j.this.name])
                   and not any(c.table == j.this.alias_or_name and c.find_ancestor(exp.Join) is not j for c in dropped.find_all(exp.Column))]
         if not unread:
             return dropped if len(joins) < len(tree.args["joins"]) else None
@@ -177,7 +218,7 @@ def reshape(question: str, sql: str, schema: Schema, dialect: str = "sqlite") ->
     if not _plain_select(tree):
         return sql, []
     rewrites = {
-        "'both A and B' read as an INTERSECT of the two values": lambda: _both_as_intersect(question, tree),
+        "'both A and B' read as an INTERSECT of the two values": lambda: _both_as_intersect(question, tree, schema),
         "'does not have' read as NOT IN the rows that have it": lambda: _not_as_not_in(question, tree),
         "'for each X' grouped by X": lambda: _each_as_group_by(question, tree, schema),
         "dropped the joins nothing reads of tables the question does not name": lambda: _unread_joins_dropped(question, tree),

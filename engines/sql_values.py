@@ -13,7 +13,9 @@ its column but in exactly one other column of the query's tables, the comparison
 And it compares a key with the name of what the key refers to (`countrylanguage.CountryCode = 'Aruba'`: the
 key holds codes, the name is in `country`): when the literal is not in the key column, nor in another column of
 the query's tables, but names the same rows wherever it is in the table the foreign key refers to, the
-comparison becomes a lookup there (`CountryCode IN (SELECT Code FROM country WHERE Name = 'Aruba')`).
+comparison becomes a lookup there (`CountryCode IN (SELECT Code FROM country WHERE Name = 'Aruba')`). A key
+the model made up (`car_makers.Country = '2'` for "car makers in france": the question gives no key) is looked
+up the same way by the name the question gives, when exactly that table stores it (`countries.CountryName`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlglot import exp
 from sqlglot.optimizer.scope import traverse_scope
 
+from engines.schema_match import question_phrases
 from engines.sql_schema import Schema
 
 COMPARISONS = (exp.EQ, exp.NEQ, exp.In)
@@ -76,17 +79,42 @@ def _keys(engine: Engine, table_name: str, key: str, holder: str, stored: str) -
         return None
 
 
+def _key_target(schema: Schema, owner: tuple[str, str]) -> tuple[str, str] | None:
+    """(table, column) that `owner` refers to, when it is a foreign key to exactly one."""
+    refs = [(t2, c2) for t1, c1, t2, c2 in schema.links if (t1, c1) == owner]
+    return refs[0] if len(refs) == 1 else None
+
+
 def _referred(engine: Engine, schema: Schema, owner: tuple[str, str], literal: str) -> tuple[str, str, str, str] | None:
     """(referred table, its key, the column holding `literal`, stored spelling) when `owner` is a foreign key and
     the literal names the same rows wherever it is in the table the key refers to (`'Aruba'` is both a country's
     `Name` and its `LocalName`: the first is taken)."""
-    refs = [(t2, c2) for t1, c1, t2, c2 in schema.links if (t1, c1) == owner]
-    if len(refs) != 1:
+    if (target := _key_target(schema, owner)) is None:
         return None
-    table_name, key = refs[0]
+    table_name, key = target
     found = [(other, literal if spelling == STORED else spelling) for other in schema.columns.get(table_name, [])
              if other != key and (spelling := _spelling(engine, (table_name, other), literal)) not in (None, ABSENT)]
     keys = {_keys(engine, table_name, key, other, stored) for other, stored in found}
+    return (table_name, key, *found[0]) if found and len(keys) == 1 and None not in keys else None
+
+
+def _named_in_referred(engine: Engine, schema: Schema, owner: tuple[str, str], question: str) -> tuple[str, str, str, str] | None:
+    """(referred table, its key, the column holding the value, stored spelling) when `owner` is a foreign key and
+    the question names a value of the table the key refers to, the same rows wherever it is stored ("car makers
+    in france": `countries.CountryName`)."""
+    if (target := _key_target(schema, owner)) is None:
+        return None
+    (table_name, key), phrases = target, sorted(question_phrases(question))
+    found = []
+    for other in (c for c in schema.columns.get(table_name, []) if c != key and phrases):
+        target = column(other)
+        try:
+            with engine.connect() as conn:
+                stored = conn.execute(select(target).select_from(table(table_name, target)).where(func.lower(target).in_(phrases)).distinct().limit(3)).scalars().all()
+        except SQLAlchemyError:  # e.g. the time budget ran out on a large table: no lookup
+            return None
+        found += [(other, v) for v in stored if isinstance(v, str)]
+    keys = {_keys(engine, table_name, key, other, value) for other, value in found}
     return (table_name, key, *found[0]) if found and len(keys) == 1 and None not in keys else None
 
 
@@ -97,19 +125,29 @@ def _lookup(col: exp.Column, operator: str, table_name: str, key: str, holder: s
     return exp.Not(this=lookup) if operator == "<>" else lookup
 
 
-def _respell(engine: Engine, node: exp.Expression, col: exp.Column, owner: tuple[str, str], tables: dict[str, str], schema: Schema) -> list[str]:
+def _lookup_target(engine: Engine, schema: Schema, owner: tuple[str, str], literal: str, spelling: str | None, question: str) -> tuple[str, str, str, str] | None:
+    """Where a key's comparison looks its rows up: by the name written (a key compared with a name), else by the
+    name the question gives (a key the question does not give, so the model made it up); None for neither."""
+    if spelling == ABSENT and (referred := _referred(engine, schema, owner, literal)):
+        return referred
+    if spelling in (STORED, ABSENT) and literal.lower() not in question.lower():
+        return _named_in_referred(engine, schema, owner, question)
+    return None
+
+
+def _respell(engine: Engine, node: exp.Expression, col: exp.Column, owner: tuple[str, str], tables: dict[str, str], schema: Schema, question: str) -> list[str]:
     """Each string literal of one comparison in its stored spelling, or the comparison moved to the column that
     holds it, or made a lookup in the table its key refers to."""
-    changes, operator = [], "<>" if isinstance(node, exp.NEQ) else "="
+    changes, operator, single = [], "<>" if isinstance(node, exp.NEQ) else "=", not isinstance(node, exp.In)
     for literal in _literals(node):
         spelling = _spelling(engine, owner, literal.this)
-        if spelling == ABSENT and not isinstance(node, exp.In) and (moved := _elsewhere(engine, tables, schema.columns, owner, literal.this)):
+        if spelling == ABSENT and single and (moved := _elsewhere(engine, tables, schema.columns, owner, literal.this)):
             alias, other, stored = moved
             changes.append(f"{col.sql()} {operator} '{literal.this}' -> {alias}.{other} {operator} '{stored}'")
             col.set("this", exp.to_identifier(other))
             col.set("table", exp.to_identifier(alias))
             literal.replace(exp.Literal.string(stored))
-        elif spelling == ABSENT and not isinstance(node, exp.In) and (referred := _referred(engine, schema, owner, literal.this)):
+        elif single and (referred := _lookup_target(engine, schema, owner, literal.this, spelling, question)):
             lookup = _lookup(col, operator, *referred)
             changes.append(f"{node.sql()} -> {lookup.sql()}")
             node.replace(lookup)
@@ -124,7 +162,7 @@ def _literals(node: exp.Expression) -> list[exp.Literal]:
     return [s for s in sides if isinstance(s, exp.Literal) and s.is_string]
 
 
-def match_values(sql: str, engine: Engine, schema: Schema, dialect: str = "sqlite") -> tuple[str, list[str]]:
+def match_values(sql: str, engine: Engine, schema: Schema, dialect: str = "sqlite", question: str = "") -> tuple[str, list[str]]:
     """The query with compared strings in their stored spelling, and the replacements made (`'Dog' -> 'dog'`)."""
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
@@ -139,5 +177,5 @@ def match_values(sql: str, engine: Engine, schema: Schema, dialect: str = "sqlit
             col = node.this if isinstance(node, exp.In) else next((s for s in (node.left, node.right) if isinstance(s, exp.Column)), None)
             owner = _table_of(col, tables, columns) if isinstance(col, exp.Column) else None
             if owner:
-                changes += _respell(engine, node, col, owner, tables, schema)
+                changes += _respell(engine, node, col, owner, tables, schema, question)
     return (tree.sql(dialect=dialect), changes) if changes else (sql, [])

@@ -139,7 +139,7 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         dialect = self.database.sqlglot_dialect
         sql, fixes = fix_columns(sql, self.schema, dialect)
         sql, shapes = reshape(question, sql, self.schema, dialect)
-        sql, spellings = match_values(sql, self.database.engine, self.schema, dialect)
+        sql, spellings = match_values(sql, self.database.engine, self.schema, dialect, question)
         return sql, fixes + shapes + spellings
 
     def _try(self, sql: str, fixes: list[str]) -> tuple[SqlAttempt, Failure | None, dict]:

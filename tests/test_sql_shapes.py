@@ -44,6 +44,12 @@ def test_both_a_and_b_is_an_intersect_of_the_two_values(pets: sqlite3.Connection
     assert "INTERSECT" in sql and notes == ["'both A and B' read as an INTERSECT of the two values"]
 
 
+def test_two_values_joined_by_and_on_a_joined_table_are_an_intersect_without_both(pets: sqlite3.Connection) -> None:
+    written = f"SELECT T1.Fname {JOINED} WHERE T3.PetType IN ('cat', 'dog')"
+    sql, notes = reshape("Which students have a pet of type 'cat' and a pet of type 'dog'?", written, PETS)
+    assert _names(pets, sql) == [("Ann",)] and notes == ["'both A and B' read as an INTERSECT of the two values"]
+
+
 def test_does_not_have_is_not_in_the_rows_that_have_it(pets: sqlite3.Connection) -> None:
     written = f"SELECT T1.Fname, T1.Age {JOINED} WHERE T3.PetType <> 'cat'"
     sql, notes = reshape("Which students do not own a cat, and how old are they?", written, PETS)
@@ -77,6 +83,22 @@ def test_a_join_nothing_reads_of_a_table_the_question_does_not_name_is_dropped(p
     assert notes == ["dropped the joins nothing reads of tables the question does not name"]
 
 
+def test_a_joined_table_named_only_by_words_another_table_shares_is_dropped(tmp_path: Path) -> None:
+    db = sqlite3.connect(tmp_path / "concerts.sqlite")
+    db.executescript(
+        "CREATE TABLE singer (Singer_ID INTEGER PRIMARY KEY, Country TEXT, Age INTEGER);"
+        "CREATE TABLE singer_in_concert (concert_ID INTEGER, Singer_ID INTEGER REFERENCES singer(Singer_ID));"
+        "INSERT INTO singer VALUES (1, 'France', 30), (2, 'Netherlands', 40);"
+        "INSERT INTO singer_in_concert VALUES (1, 1), (2, 1);"
+    )
+    schema = Schema({"singer": ["Singer_ID", "Country", "Age"], "singer_in_concert": ["concert_ID", "Singer_ID"]}, [("singer_in_concert", "Singer_ID", "singer", "Singer_ID")])
+    written = "SELECT DISTINCT T1.Country FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID WHERE T1.Age > 20"
+    sql, notes = reshape("What are the different countries with singers above age 20?", written, schema)
+    assert _names(db, written) == [("France",)] and _names(db, sql) == [("France",), ("Netherlands",)]
+    assert notes == ["dropped the joins nothing reads of tables the question does not name"]
+    assert reshape("Which countries have singers who sang in a concert?", written, schema) == (written, [])  # "concert" is its own
+
+
 def test_a_ranking_by_an_aggregate_over_a_join_is_grouped_by_the_columns_shown(pets: sqlite3.Connection) -> None:
     written = "SELECT T1.Fname FROM Student AS T1 JOIN Has_Pet AS T2 ON T1.StuID = T2.StuID ORDER BY COUNT(*) DESC LIMIT 1"
     sql, notes = reshape("Which student has the most pets?", written, PETS)
@@ -93,6 +115,10 @@ UNREAD_JOIN = "SELECT T1.Fname FROM Student AS T1 JOIN Has_Pet AS T2 ON T1.StuID
     ("question", "sql"),
     [
         ("Which students have a cat or a dog?", f"SELECT T1.Fname {JOINED} WHERE T3.PetType IN ('cat', 'dog')"),  # no "both"
+        ("Which pets are a cat and a dog?", "SELECT PetID FROM Pets AS T3 WHERE T3.PetType IN ('cat', 'dog')"),  # one value per pet
+        # each Has_Pet row joins one pet: "cats and dogs" are either
+        ("Which pet owners have cat and dog pets?", "SELECT T1.StuID FROM Has_Pet AS T1 JOIN Pets AS T2 ON T1.PetID = T2.PetID WHERE T2.PetType IN ('cat', 'dog')"),
+        ("Which students with pets are 20 and which 21?", "SELECT T1.Fname FROM Student AS T1 JOIN Has_Pet AS T2 ON T1.StuID = T2.StuID WHERE T1.Age IN (20, 21)"),
         ("Students who have both a cat, a dog and a bird?", f"SELECT T1.Fname {JOINED} WHERE T3.PetType IN ('cat', 'dog', 'bird')"),
         ("Which pets are not cats, and whose are they?", f"SELECT T1.Fname, T3.PetType {JOINED} WHERE T3.PetType <> 'cat'"),  # reads T3
         ("Which students do not own a cat?", "SELECT Fname FROM Student WHERE Age <> 20"),  # no join to undo

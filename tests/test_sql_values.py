@@ -94,3 +94,15 @@ def test_a_key_keeps_its_comparison_when_the_name_is_nowhere_or_there_is_no_fore
         assert match_values(kept, keyed, LINKED) == (kept, [])
     unlinked = "SELECT Language FROM spoken WHERE CountryCode = 'Aruba'"
     assert match_values(unlinked, keyed, Schema(KEYED)) == (unlinked, [])
+
+
+def test_a_key_the_question_does_not_give_is_looked_up_by_the_name_it_gives(keyed: Engine) -> None:
+    guessed = "SELECT Language FROM spoken AS T1 WHERE T1.CountryCode = 'ABW'"
+    sql, changes = match_values(guessed, keyed, LINKED, question="Which languages are spoken in the netherlands?")
+    assert sql == "SELECT Language FROM spoken AS T1 WHERE T1.CountryCode IN (SELECT Code FROM country WHERE Name = 'Netherlands')"
+    assert changes == [f"T1.CountryCode = 'ABW' -> {sql.split('WHERE ', 1)[1]}"]
+    with keyed.connect() as conn:
+        assert conn.exec_driver_sql(sql).scalars().all() == ["Dutch"]
+    # the key is the question's own, or the question names nothing the key refers to: left as written
+    for question in ("Which languages are spoken in country abw?", "Which languages are spoken in the largest country?"):
+        assert match_values(guessed, keyed, LINKED, question=question) == (guessed, [])
