@@ -79,6 +79,12 @@ def _keys(engine: Engine, table_name: str, key: str, holder: str, stored: str) -
         return None
 
 
+def _one_reading(engine: Engine, table_name: str, key: str, found: list[tuple[str, str]]) -> tuple[str, str, str, str] | None:
+    """(table, key, column, stored value) of the first of `found` when all of them name the same rows."""
+    keys = {_keys(engine, table_name, key, other, stored) for other, stored in found}
+    return (table_name, key, *found[0]) if found and len(keys) == 1 and None not in keys else None
+
+
 def _key_target(schema: Schema, owner: tuple[str, str]) -> tuple[str, str] | None:
     """(table, column) that `owner` refers to, when it is a foreign key to exactly one."""
     refs = [(t2, c2) for t1, c1, t2, c2 in schema.links if (t1, c1) == owner]
@@ -94,8 +100,7 @@ def _referred(engine: Engine, schema: Schema, owner: tuple[str, str], literal: s
     table_name, key = target
     found = [(other, literal if spelling == STORED else spelling) for other in schema.columns.get(table_name, [])
              if other != key and (spelling := _spelling(engine, (table_name, other), literal)) not in (None, ABSENT)]
-    keys = {_keys(engine, table_name, key, other, stored) for other, stored in found}
-    return (table_name, key, *found[0]) if found and len(keys) == 1 and None not in keys else None
+    return _one_reading(engine, table_name, key, found)
 
 
 def _named_in_referred(engine: Engine, schema: Schema, owner: tuple[str, str], question: str) -> tuple[str, str, str, str] | None:
@@ -105,17 +110,18 @@ def _named_in_referred(engine: Engine, schema: Schema, owner: tuple[str, str], q
     if (target := _key_target(schema, owner)) is None:
         return None
     (table_name, key), phrases = target, sorted(question_phrases(question))
+    if not phrases:
+        return None
     found = []
-    for other in (c for c in schema.columns.get(table_name, []) if c != key and phrases):
-        target = column(other)
+    for other in (c for c in schema.columns.get(table_name, []) if c != key):
+        holder = column(other)
         try:
             with engine.connect() as conn:
-                stored = conn.execute(select(target).select_from(table(table_name, target)).where(func.lower(target).in_(phrases)).distinct().limit(3)).scalars().all()
+                stored = conn.execute(select(holder).select_from(table(table_name, holder)).where(func.lower(holder).in_(phrases)).distinct().limit(3)).scalars().all()
         except SQLAlchemyError:  # e.g. the time budget ran out on a large table: no lookup
             return None
         found += [(other, v) for v in stored if isinstance(v, str)]
-    keys = {_keys(engine, table_name, key, other, value) for other, value in found}
-    return (table_name, key, *found[0]) if found and len(keys) == 1 and None not in keys else None
+    return _one_reading(engine, table_name, key, found)
 
 
 def _lookup(col: exp.Column, operator: str, table_name: str, key: str, holder: str, stored: str) -> exp.Expression:
