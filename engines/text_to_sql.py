@@ -78,10 +78,16 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         return self._schema
 
     def custom_query(self, query_str: str) -> Response:
+        return self.replay(query_str, None)
+
+    def replay(self, query_str: str, written: list[str] | None) -> Response:
+        """Answer as `custom_query` does, with the first attempt's queries taken from `written` (an earlier run's
+        `raw`) instead of the model when given: the fixes, the vote and any repair run as now, so a change to
+        them is measured on stored queries without writing them again."""
         start = time.perf_counter()
         knowledge = self.knowledge.retrieve(query_str)
         timings = {"knowledge": _since(start)}
-        attempts, rows = self._attempts(query_str, knowledge)
+        attempts, rows = self._attempts(query_str, knowledge, written)
         timings.update(first_attempt=attempts[0].ms, repairs=round(sum(a.ms for a in attempts[1:]), 1))
         last = attempts[-1]
         metadata = {"sql_query": last.ran or last.sql, "attempts": [a.model_dump() for a in attempts], "result": [], "col_keys": []}
@@ -91,26 +97,31 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         metadata["timings_ms"] = {**timings, "answer": _since(start)}
         return Response(response=answer, metadata=metadata)
 
-    def _attempts(self, question: str, knowledge: Knowledge) -> tuple[list[SqlAttempt], dict]:
-        """Write, guard and run SQL until it runs or fails for good; the attempts and the rows of the one that ran."""
+    def _attempts(self, question: str, knowledge: Knowledge, replayed: list[str] | None = None) -> tuple[list[SqlAttempt], dict]:
+        """Write, guard and run SQL until it runs or fails for good; the attempts and the rows of the one that ran.
+        `replayed`: the first attempt's queries as an earlier run wrote them."""
         dialect = self.database.dialect
         prompt = write_prompt(question, knowledge, dialect, self.schema_budget_chars)
         attempts: list[SqlAttempt] = []
         while len(attempts) < self.max_attempts:
             start = time.perf_counter()
-            raw = [write_sql(self.llm, prompt, n) for n in range(1 if attempts else self.candidates)]
+            if replayed is not None and not attempts:
+                raw = replayed
+            else:
+                raw = [write_sql(self.llm, prompt, n) for n in range(1 if attempts else self.candidates)]
             fixed = {sql: self._fix(question, sql) for sql in dict.fromkeys(raw)}  # samples often repeat: fix (and look up) once
             written = [fixed[sql] for sql in raw if fixed[sql][0]]
             if not written:  # the model closed its SQL block at once: ask again, as for a syntax error
-                attempts.append(SqlAttempt(sql="", error="the model wrote no SQL", kind="empty", ms=_since(start)))
+                attempts.append(SqlAttempt(sql="", error="the model wrote no SQL", kind="empty", ms=_since(start), raw=raw))
                 prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, "(nothing)", "the answer held no SQL")
                 continue
             sql = written[0][0]
             if any(a.sql == sql for a in attempts):  # the model repeats itself: more tries will not help
-                attempts.append(SqlAttempt(sql=sql, error="the model returned a query it had already tried", kind="repeated"))
+                attempts.append(SqlAttempt(sql=sql, error="the model returned a query it had already tried", kind="repeated", raw=raw))
                 break
             attempt, failure, rows = self._vote(written)
             attempt.ms = _since(start)
+            attempt.raw = raw
             attempts.append(attempt)
             if failure is None:
                 return attempts, rows

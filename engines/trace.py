@@ -39,7 +39,8 @@ class SqlAttempt(BaseModel):
     has it, a forgotten join added, a join on a column compared with itself made on its key, a compared string put
     in its stored spelling), as run (after the guard), and why it failed, if it did. When several queries were written for it (`written`), this is the one whose rows
     won the vote: `votes` of them returned these rows, `chosen` is its place among them (0: the greedy one);
-    `others` are the distinct queries that lost."""
+    `others` are the distinct queries that lost; `raw` holds every query as the model wrote it, before any fix, in
+    the order written: what a replay of this attempt starts from (`ragrouter eval sql --replay`)."""
 
     sql: str
     fixes: list[str] = []
@@ -51,6 +52,7 @@ class SqlAttempt(BaseModel):
     votes: int = 1
     chosen: int = 0
     others: list[str] = []
+    raw: list[str] = []
 
 
 class CragRecord(BaseModel):

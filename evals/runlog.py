@@ -28,6 +28,11 @@ class RunLog:
                 record = json.loads(line)
                 self._done[(record["system"], record["key"])] = record
 
+    @property
+    def records(self) -> dict[tuple[str, str], dict]:
+        """Every logged record by (system, key)."""
+        return dict(self._done)
+
     def run(self, system: str, items: Iterable[tuple[str, dict]], measure: Callable[[dict], dict]) -> list[dict]:
         """`measure` each (key, item) not yet logged for `system`; return all of the system's records in order."""
         items = list(items)

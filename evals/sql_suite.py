@@ -89,25 +89,33 @@ def score(database: GuardedSQLDatabase, sql: str | None, gold: list[tuple], gold
     return {"correct": same_result(rows, gold, ordered), "correct_any_column_order": same_result(rows, gold, ordered, True), "invalid": False}
 
 
-def _generate(engine: NLSQLTableQueryEngine | TextToSQLQueryEngine, question: str) -> tuple[dict, float]:
+def _generate(answer: Callable[[], Any]) -> tuple[dict, float]:
     start = time.perf_counter()
     try:
-        metadata = engine.query(question).metadata
+        metadata = answer().metadata
     except Exception:  # a crash in generation or execution is a failed prediction
         metadata = {}
     return metadata, round(1000 * (time.perf_counter() - start), 1)
 
 
-def _ours(engine: TextToSQLQueryEngine, item: dict) -> dict:
-    metadata, ms = _generate(engine, item["question"])
+def _ours(engine: TextToSQLQueryEngine, item: dict, replayed: dict | None) -> dict:
+    """Our SQL for the item; with an earlier record of it that kept its queries, the first attempt's queries come
+    from there (the fixes, vote and repairs run anew). A replayed record keeps the earlier run's `ms`, which
+    includes writing the queries, and adds this run's as `replay_ms`."""
+    written = (replayed or {}).get("raw")
+    metadata, ms = _generate(lambda: engine.replay(item["question"], written))
     attempts = metadata.get("attempts") or [{"sql": None}]
     sql = attempts[-1]["sql"]  # as the model wrote it: the guard's row limit must not cut the scored result
     return {"sql": sql, "ms": ms, "attempts": len(attempts), "repaired": len(attempts) > 1 and not attempts[-1].get("error"),
-            "overturned": attempts[0].get("chosen", 0) > 0}
+            "overturned": attempts[0].get("chosen", 0) > 0, "raw": attempts[0].get("raw", []),
+            **({"ms": replayed["ms"], "replay_ms": ms} if written is not None else {})}
 
 
-def _stock(engine: NLSQLTableQueryEngine, item: dict) -> dict:
-    metadata, ms = _generate(engine, item["question"])
+def _stock(engine: NLSQLTableQueryEngine, item: dict, replayed: dict | None) -> dict:
+    """The stock engine's SQL; taken as it is from an earlier record (same model, same stock code) when there is one."""
+    if replayed is not None:
+        return {"sql": replayed["sql"], "ms": replayed["ms"]}
+    metadata, ms = _generate(lambda: engine.query(item["question"]))
     return {"sql": metadata.get("sql_query"), "ms": ms}
 
 
@@ -148,7 +156,9 @@ def summarise(records: list[dict], items: list[dict]) -> dict:
     }
 
 
-def run_sql_suite(router: RagRouter, items: list[dict], report: Report, log: RunLog) -> None:
+def run_sql_suite(router: RagRouter, items: list[dict], report: Report, log: RunLog, replay: RunLog | None = None) -> None:
+    """Both systems on the items; with `replay` (an earlier run's log), what it holds of the items is reused: the
+    stock engine's SQL, and our first attempt's queries as the model wrote them."""
     names = {t.source.name: t for t in router.tools}
     wrong = sorted(db for db in {q["db"] for q in items} if db not in names or names[db].database is None)
     if wrong:
@@ -160,9 +170,11 @@ def run_sql_suite(router: RagRouter, items: list[dict], report: Report, log: Run
     ours = {db: TextToSQLQueryEngine(database=d, knowledge=knowledge[db], llm=router.llm, write_answer=False, **limits) for db, d in databases.items()}
     stock = {db: NLSQLTableQueryEngine(sql_database=SQLDatabase(d.engine), llm=router.llm, synthesize_response=False) for db, d in databases.items()}
     keyed = [(f"{i}:{q['db']}:{q['question']}", q) for i, q in enumerate(items)]
+    earlier = replay.records if replay else {}
+    keyed = [(key, {**q, "key": key}) for key, q in keyed]
     logged = {
-        OURS: log.run(OURS, keyed, lambda q: _ours(ours[q["db"]], q)),
-        BASELINE: log.run(BASELINE, keyed, lambda q: _stock(stock[q["db"]], q)),
+        OURS: log.run(OURS, keyed, lambda q: _ours(ours[q["db"]], q, earlier.get((OURS, q["key"])))),
+        BASELINE: log.run(BASELINE, keyed, lambda q: _stock(stock[q["db"]], q, earlier.get((BASELINE, q["key"])))),
     }
     golds = [execute(databases[q["db"]].engine, q["gold_sql"]) for q in items]
     results = {
@@ -188,4 +200,10 @@ def run_sql_suite(router: RagRouter, items: list[dict], report: Report, log: Run
         f"The vote chose another query than the greedy one for {summaries[OURS]['vote_overturned_rate']:.1%} of questions. "
         "The stock engine has neither."
     )
+    replayed = sum("replay_ms" in r for r in logged[OURS])
+    if replayed:
+        report.section(
+            f"Replayed: {replayed} of our {len(items)} first attempts used the queries an earlier run wrote (`--replay`); "
+            "their times are that run's, as writing the queries is most of a question's time."
+        )
     latency_histogram(report, "sql_latency.png", {n: [r["ms"] for r in rs] for n, rs in results.items()}, "question -> SQL -> rows")

@@ -83,6 +83,26 @@ def test_sql_suite_measures_execution_accuracy(mini: dict) -> None:
     assert 0 <= report["metrics"]["invalid_sql_rate"] <= 1 and report["baseline"]["median_ms"] > 0
 
 
+def test_sql_suite_replays_the_stored_queries(mini: dict) -> None:
+    """--replay: our first attempts start from the queries an earlier run kept, the stock engine's SQL is reused."""
+    items = [q for q in sql_questions(EVAL_DIR, "dev") if q["db"] in DBS]
+    _run(mini, "sql", items, 4, name="written")
+    earlier = mini["folder"] / "report-written"
+    records = [json.loads(line) for line in (earlier / "items.jsonl").read_text().splitlines()]
+    for record in records:  # queries no model would write for these questions: every replayed answer is now empty
+        if record["system"] == "ragrouter":
+            record["raw"] = ["SELECT * FROM Pets WHERE 1 = 0" if "pets_1" in record["key"] else "SELECT * FROM singer WHERE 1 = 0"] * 3
+    _jsonl(earlier / "items.jsonl", records)
+    out = mini["folder"] / "report-replayed"
+    run_suite("sql", mini["sources"], mini["folder"] / "sql.jsonl", 4, "dev", out, router=mini["router"], replay=earlier)
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    replayed = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
+    assert report["metrics"]["execution_accuracy"] == 0 and all("WHERE 1 = 0" in r["sql"] for r in replayed if r["system"] == "ragrouter")
+    assert all("replay_ms" in r for r in replayed if r["system"] == "ragrouter")
+    assert {(r["key"], r["sql"]) for r in replayed if r["system"] != "ragrouter"} == {(r["key"], r["sql"]) for r in records if r["system"] != "ragrouter"}
+    assert "Replayed: 4 of our 4" in (out / "report.md").read_text(encoding="utf-8")
+
+
 def test_retrieval_suite_reports_every_stage(mini: dict) -> None:
     report = _run(mini, "retrieval", mini["claims"], 3)
     stages = report["details"]["per_source"]["scifact"]
@@ -169,3 +189,7 @@ def test_eval_cli_rejects_bad_input(cli_env: dict, tmp_path: Path) -> None:
     broken.write_text('{"question": "How many singers?"}\n', encoding="utf-8")
     lacking = _cli(cli_env, "router", "--questions", str(broken))
     assert lacking.returncode == 2 and "expected_source" in lacking.stderr
+    no_log = _cli(cli_env, "sql", "--replay", str(tmp_path))
+    assert no_log.returncode == 2 and "is not one" in no_log.stderr
+    other_suite = _cli(cli_env, "router", "--replay", str(tmp_path))
+    assert other_suite.returncode == 2 and "sql suite only" in other_suite.stderr

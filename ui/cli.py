@@ -158,6 +158,7 @@ def evaluate(
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most this many questions, spread over every kind."),
     split: Split = typer.Option(Split.dev, "--split", help="dev for tuning, test for reporting."),
     out: Optional[Path] = typer.Option(None, "--out", help="Report folder (default: evals/reports/SUITE-SPLIT); rerunning resumes."),
+    replay: Optional[Path] = typer.Option(None, "--replay", help="sql only: an earlier run's report folder; its stored queries are fixed, voted and scored anew instead of written again."),
 ) -> None:
     """Measure a suite on public data, ours beside LlamaIndex's stock pieces: report.json, report.md, plots."""
     from evals.datasets import EvalDataError
@@ -165,7 +166,7 @@ def evaluate(
 
     _settings()
     try:
-        run_suite(suite.value, sources or SUITE_SOURCES[suite.value], questions, limit, split.value, out)
+        run_suite(suite.value, sources or SUITE_SOURCES[suite.value], questions, limit, split.value, out, replay=replay)
     except (*USER_ERRORS, EvalDataError) as err:
         _fail(err)
 
