@@ -12,6 +12,11 @@ def test_a_label_and_a_number_make_a_bar_chart_and_other_shapes_none() -> None:
     per_city = Trace(question="q", route=ROUTE, rows=[["Beijing", 3], ["Berlin", 2]], columns=["city", "COUNT(*)"])
     spec = result_chart(per_city).to_dict()
     assert spec["mark"]["type"] == "bar" and spec["encoding"]["x"]["title"] == "COUNT(*)"
+    count_first = Trace(question="q", route=ROUTE, rows=[[3, "Beijing"], [2, "Berlin"]], columns=["COUNT(*)", "city"])
+    spec = result_chart(count_first).to_dict()
+    assert spec["encoding"]["x"]["title"] == "COUNT(*)" and spec["encoding"]["y"]["title"] == "city"
+    assert spec["datasets"][spec["data"]["name"]][0] == {"label": "Beijing", "value": 3}
+    assert result_chart(Trace(question="q", rows=[[1, 3], [2, 2]], columns=["id", "n"])) is None
     assert result_chart(Trace(question="q", rows=[[7]], columns=["COUNT(*)"])) is None
     assert result_chart(Trace(question="q", rows=[["a", "b"], ["c", "d"]], columns=["x", "y"])) is None
     assert result_chart(Trace(question="q", rows=[["Beijing", 3]], columns=["city", "n"])) is None

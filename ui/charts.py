@@ -58,15 +58,17 @@ def stage_chart(trace: Trace) -> alt.Chart:
 
 
 def result_chart(trace: Trace) -> alt.Chart | None:
-    """A bar per row when the SQL result is a label and a number (a count per city, revenue per month); else None."""
+    """A bar per row when the SQL result is a label and a number, in either order (a count per city, revenue
+    per month: the question decides which comes first); else None."""
     frame = pd.DataFrame(trace.rows, columns=trace.columns or None)
     if len(frame) < 2 or frame.shape[1] != 2:
         return None
-    label, value = frame.columns
-    if not pd.api.types.is_numeric_dtype(frame[value]) or pd.api.types.is_numeric_dtype(frame[label]):
+    numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
+    if numeric.count(True) != 1:
         return None
+    label, value = frame.columns[::-1] if numeric[0] else frame.columns
     # Renamed because SQL column names like COUNT(*) or o.total are not valid Altair field names.
-    data = frame.set_axis(["label", "value"], axis=1)
+    data = frame[[label, value]].set_axis(["label", "value"], axis=1)
     return (
         alt.Chart(data)
         .mark_bar()
