@@ -26,7 +26,7 @@ _STEMMER = PorterStemmer()
 
 
 @lru_cache(maxsize=65536)
-def stem(word: str) -> str:
+def _stem(word: str) -> str:
     return _STEMMER.stem(word)
 
 
@@ -37,7 +37,7 @@ def split_name(name: str) -> str:
 
 def terms(text: str) -> set[str]:
     """Stemmed content words of English text (Chinese passes through unmatched: it has no schema words here)."""
-    return {stem(w) for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 1 and w not in globals_helper.stopwords}
+    return {_stem(w) for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 1 and w not in globals_helper.stopwords}
 
 
 def _value(text: str) -> str:

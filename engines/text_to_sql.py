@@ -19,7 +19,6 @@ from engines.answer_stream import complete_answer
 from engines.language import has_chinese
 from engines.llm import complete_with_prefix
 from engines.sql import GuardedSQLDatabase
-from engines.sql_column_order import order_columns
 from engines.sql_fixes import fix_columns
 from engines.sql_guard import SQLRefused
 from engines.sql_knowledge import Knowledge, SqlKnowledgeBase
@@ -146,14 +145,13 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         return attempt.model_copy(update={"votes": votes, "written": len(written), "chosen": winner, "others": others}), failure, rows
 
     def _fix(self, question: str, sql: str) -> tuple[str, list[str]]:
-        """The schema-guided fixes (names, joins), the shape the question calls for, compared strings in their
-        stored spelling, then the columns in the order the question names them."""
+        """The schema-guided fixes (names, joins), the shape the question calls for, then compared strings in
+        their stored spelling."""
         dialect = self.database.sqlglot_dialect
         sql, fixes = fix_columns(sql, self.schema, dialect)
         sql, shapes = reshape(question, sql, self.schema, dialect)
         sql, spellings = match_values(sql, self.database.engine, self.schema, dialect, question)
-        sql, order = order_columns(question, sql, dialect)
-        return sql, fixes + shapes + spellings + order
+        return sql, fixes + shapes + spellings
 
     def _try(self, sql: str, fixes: list[str]) -> tuple[SqlAttempt, Failure | None, dict]:
         try:

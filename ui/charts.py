@@ -59,7 +59,7 @@ def stage_chart(trace: Trace) -> alt.Chart:
 
 def result_chart(trace: Trace) -> alt.Chart | None:
     """A bar per row when the SQL result is a label and a number, in either order (a count per city, revenue
-    per month: the question decides which comes first); else None."""
+    per month: the model writes `COUNT(*), city` as often as `city, COUNT(*)`); else None."""
     frame = pd.DataFrame(trace.rows, columns=trace.columns or None)
     if len(frame) < 2 or frame.shape[1] != 2:
         return None
