@@ -34,7 +34,7 @@ from engines.retrieval_grader import RetrievalGrader
 from engines.rewrites import REWRITES, fusing, is_short
 from engines.settings import Settings
 from engines.web import WebSearchUnavailable, search_web
-from engines.year_scope import other_years
+from engines.scope import out_of_scope
 
 STATE = "crag"
 
@@ -146,16 +146,17 @@ class CorrectiveRAG(Workflow):
         ids = {n.node.node_id for n in ev.nodes}
         nothing_new = state.rewrites > 0 and ids <= state.seen
         state.seen |= ids
-        # A rewrite may drop the question's year (a step-back question does), so its retrieval is held to the
-        # question's years here as the question's own retrieval was (engines/year_scope.py).
-        nodes = [n for n in ev.nodes if not (self._settings.year_scope and other_years(state.question, n.node.get_content()))]
+        # A rewrite may drop the question's year or numbered thing (a step-back question does), so its retrieval is
+        # held to the question's scope here as the question's own retrieval was (engines/scope.py).
+        scope = self._settings.year_scope, self._settings.number_scope
+        nodes = [n for n in ev.nodes if not out_of_scope(state.question, n.node.get_content(), *scope)]
         grade = self._grader.grade(state.question, _texts(nodes), state.graded, self._settings.crag_upper / 10)
         state.llm_calls += grade.calls
         if not state.best or grade.confidence > state.confidence:
             state.confidence, state.best = grade.confidence, [nodes[i] for i in grade.relevant()]
         state.band = band(state.confidence, self._settings.crag_lower, self._settings.crag_upper)
         state.record("grade", start, confidence=grade.confidence, probabilities=grade.probabilities, band=state.band, nothing_new=nothing_new,
-                     other_years=len(ev.nodes) - len(nodes))
+                     out_of_scope=len(ev.nodes) - len(nodes))
         if state.band == "high":
             return GenerateEvent(nodes=state.best)
         rewrites_left = state.rewrites < self._settings.crag_max_rewrites and not nothing_new

@@ -17,7 +17,7 @@ from engines.crag import CorrectiveQueryEngine, CorrectiveRAG
 from engines.output_guard import OutputGuard
 from engines.prompts import CITATION_QA, CITATION_REFINE
 from engines.settings import Settings
-from engines.year_scope import YearScopeFilter
+from engines.scope import ScopeFilter
 
 
 STAMPS = ("retrieved_rank", "retrieved_chars", "retrieved_text")
@@ -44,8 +44,8 @@ class RetrievalStamp(BaseNodePostprocessor):
 
 def _postprocessors(settings: Settings, embed_model: BaseEmbedding, rerank: bool) -> list[BaseNodePostprocessor]:
     steps: list[BaseNodePostprocessor] = [RetrievalStamp()]
-    if settings.year_scope:
-        steps.append(YearScopeFilter())
+    if settings.year_scope or settings.number_scope:
+        steps.append(ScopeFilter(years=settings.year_scope, numbers=settings.number_scope))
     if rerank:
         from engines.rerank import build_reranker  # imports torch: only when a source reranks
 

@@ -46,6 +46,9 @@ class Settings(BaseSettings):
     # A question naming a year sets aside passages that name only other years (engines/year_scope.py). Dev, RGB
     # items with such passages: negatives declined plain 10 -> 18 of 30, CRAG 16 -> 18 of 20, no right answer lost.
     year_scope: bool = True
+    # The same for a numbered thing the question names (Pixel 6, 1500米): passages naming that kind of thing only with
+    # other numbers are set aside (engines/number_scope.py).
+    number_scope: bool = True
     compress_percentile_cutoff: float = 0.5
     # Corrective RAG on the documents path (engines/crag.py): retrieval confidence 0-10, >= upper answers,
     # lower..upper rewrites the question (at most crag_max_rewrites times), < lower goes to the web. Off by

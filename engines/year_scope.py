@@ -12,11 +12,6 @@ from __future__ import annotations
 
 import re
 
-from llama_index.core.postprocessor.types import BaseNodePostprocessor
-from llama_index.core.schema import NodeWithScore, QueryBundle
-
-from engines.stage_clock import note
-
 # 1900-2099 standing alone: not inside a longer number or a decimal, and not a count ("2000人", "1950 million").
 YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?!\.?\d|\s*(?:万|亿|人|元|米|个|名|多|余|km|people|million|billion))")
 
@@ -30,20 +25,3 @@ def other_years(question: str, passage: str) -> set[str]:
     asked = years(question)
     named = years(passage) if asked else set()
     return named if named and not named & asked else set()
-
-
-class YearScopeFilter(BaseNodePostprocessor):
-    """Sets aside the passages that name only years the question does not (see the module's note), and says so in
-    the trace's notes."""
-
-    @classmethod
-    def class_name(cls) -> str:
-        return "YearScopeFilter"
-
-    def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
-        question = query_bundle.query_str if query_bundle else ""
-        kept = [n for n in nodes if not other_years(question, n.node.get_content())]
-        if len(kept) < len(nodes):
-            asked = ", ".join(sorted(years(question)))
-            note(f"{len(nodes) - len(kept)} of {len(nodes)} passages set aside: they name other years than the question's {asked}.")
-        return kept

@@ -1,4 +1,5 @@
-"""A question that names a year is not answered from passages about other years, on the plain path and in CRAG."""
+"""A question that names a year or a numbered thing is not answered from passages about other years or other numbered
+things of its kind, on the plain path and in CRAG."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from engines.crag import CorrectiveRAG
 from engines.documents import build_answer_engine
 from engines.output_guard import load_output_guard
 from engines.stage_clock import question_clock
-from engines.year_scope import YearScopeFilter, other_years, years
+from engines.number_scope import numbered, other_numbers
+from engines.scope import ScopeFilter
+from engines.year_scope import other_years, years
 from tests.conftest import make_settings
 
 RULES = [
@@ -53,9 +56,32 @@ def test_a_passage_naming_only_other_years_is_out_of_scope() -> None:
 def test_the_filter_keeps_the_asked_year_and_notes_what_it_set_aside() -> None:
     nodes = [NodeWithScore(node=TextNode(text=t)) for t in [*RULES, "The 2023 rule: remote work three days a week."]]
     with question_clock() as clock:
-        kept = YearScopeFilter().postprocess_nodes(nodes, QueryBundle("What is the 2023 remote-work rule?"))
+        kept = ScopeFilter().postprocess_nodes(nodes, QueryBundle("What is the 2023 remote-work rule?"))
     assert [n.node.get_content() for n in kept] == ["The 2023 rule: remote work three days a week."]
-    assert clock.notes == ["2 of 3 passages set aside: they name other years than the question's 2023."]
+    assert clock.notes == ["2 of 3 passages set aside: they name 2019, 2021, not what the question asks about."]
+
+
+def test_a_numbered_thing_is_named_by_the_word_before_it_or_the_character_after_it() -> None:
+    assert numbered("When was Pixel 6 announced? MU5735航班, 男子1500米, 2022年8月") == {("pixel", "6"), ("mu", "5735"), ("航", "5735"), ("米", "1500"), ("月", "8")}
+    assert numbered("the 20th Century, 5G, 小米MIX4的处理器, 2021 and 3 games") == {("mix", "4")}  # ordinals, particles, years, "and"
+
+
+def test_a_passage_naming_its_kind_only_with_other_numbers_is_out_of_scope() -> None:
+    assert other_numbers("When was Pixel 6 announced?", "Google announced the Pixel 7 on October 6.") == {"pixel 7"}
+    assert other_numbers("北京冬奥会男子1500米速度滑冰金牌", "高亭宇获得男子500米金牌。") == {"500米"}
+    assert other_numbers("When was Pixel 6 announced?", "Pixel 6 and Pixel 7 compared.") == set()  # names the asked one
+    assert other_numbers("When was Pixel 6 announced?", "Google announced the phone on October 19.") == set()  # names no Pixel
+    assert other_numbers("What is the premiere date of Season 17?", "The fourth season premiered in 2020.") == set()
+
+
+def test_the_filter_sets_aside_other_numbered_things_and_the_setting_turns_it_off() -> None:
+    nodes = [NodeWithScore(node=TextNode(text=t)) for t in ["Pixel 7 was announced in October 2022.", "Pixel 6 was announced on October 19, 2021."]]
+    question = QueryBundle("When was Pixel 6 announced?")
+    with question_clock() as clock:
+        kept = ScopeFilter().postprocess_nodes(nodes, question)
+    assert [n.node.get_content() for n in kept] == ["Pixel 6 was announced on October 19, 2021."]
+    assert clock.notes == ["1 of 2 passages set aside: they name pixel 7, not what the question asks about."]
+    assert len(ScopeFilter(numbers=False).postprocess_nodes(nodes, question)) == 2
 
 
 def _plain(tmp_path: Path, embed, **overrides: object):
