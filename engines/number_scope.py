@@ -3,7 +3,7 @@ that names the same kind of thing only with other numbers (Pixel 7, Season 16, 5
 
 The year rule's (engines/year_scope.py) sibling for the other numbers a question names. Counted on RGB's dev
 passages with no model involved, after the year rule: of the passages that name the question's kind of thing
-only with other numbers, 0 of 153 zh_refine positives and 75 of 285 negatives; en_fact 0 of 52 and 2 of 152;
+only with other numbers, 0 of 153 zh_refine positives and 75 of 285 negatives; en_fact 0 of 33 and 1 of 121;
 zh_int 0 of 23 and 34 of 491. A number's kind is the Latin word right before it ("Pixel 6", "MU5735") or the
 Chinese character right after it ("1500米", "31任"); a number with letters after it ("20th", "5G") names no
 kind, nor does a function word before it ("between 2 and 3") or a particle after it ("MIX4的"). Written by
