@@ -12,11 +12,12 @@ same query again in three of four probes):
   `course_arrange`, where `Course` is in `course`): when exactly one table outside the SELECT has it and
   exactly one foreign key links it to exactly one of the SELECT's tables, that table is joined on that key
   under a new alias and the column reads it;
-- a join whose ON compares a column with itself (`JOIN car_names AS T2 ON T2.MakeId = T2.MakeId`: always true,
-  so every row pairs with every row): when exactly one foreign key links the joined table to exactly one table
-  before it, the join is made on that key. The first fix makes such an ON too, when the model named both sides
-  of a join after the key's name in one table (`cars_data.MakeId = car_names.MakeId`, where cars_data's key is
-  `Id`), so it runs first.
+- a join whose ON pairs no foreign key: it compares a column with itself (`JOIN car_names AS T2 ON T2.MakeId =
+  T2.MakeId`: always true, so every row pairs with every row) or two columns no declared key pairs
+  (`countries AS T1 JOIN car_makers AS T2 ON T1.Continent = T2.Country`): when exactly one foreign key links the
+  joined table to exactly one table before it, the join is made on that key (both columns must be qualified).
+  The first fix makes such an ON too, when the model named both sides of a join after the key's name in one
+  table (`cars_data.MakeId = car_names.MakeId`, where cars_data's key is `Id`), so it runs first.
 sqlglot's optimizer (`qualify_columns`) validates names but does not move or join, hence this small pass.
 Anything else is left as written: the database's error then goes back to the model.
 """
@@ -127,7 +128,14 @@ def _join_through(scope: Scope, schema: Schema, columns: dict[str, set[str]]) ->
     return fixes
 
 
-def _self_compared_joins(scope: Scope, schema: Schema) -> list[str]:
+def _keyed(on: exp.EQ, tables: dict[str, str], schema: Schema) -> bool:
+    """Whether an ON compares the two columns of a declared foreign key (either way round)."""
+    left, right = on.this, on.expression
+    sides = {(tables.get(left.table), left.name.lower()), (tables.get(right.table), right.name.lower())}
+    return any(sides == {(t.lower(), a.lower()), (r.lower(), b.lower())} for t, a, r, b in schema.links)
+
+
+def _unkeyed_joins(scope: Scope, schema: Schema) -> list[str]:
     select, tables, fixes = scope.expression, _tables(scope), []
     start = select.args.get("from_") if isinstance(select, exp.Select) else None
     if start is None or not isinstance(start.this, exp.Table):
@@ -135,12 +143,13 @@ def _self_compared_joins(scope: Scope, schema: Schema) -> list[str]:
     before = [start.this.alias_or_name]
     for join in select.args.get("joins") or []:
         alias, on = join.this.alias_or_name, join.args.get("on")
-        if isinstance(on, exp.EQ) and isinstance(on.this, exp.Column) and on.this == on.expression and alias in tables:
+        if isinstance(on, exp.EQ) and all(isinstance(c, exp.Column) and c.table in tables for c in (on.this, on.expression)) and alias in tables:
             keys = [(other, link) for other in before if other in tables and (link := _link(schema, tables[other], tables[alias]))]
-            if len(keys) == 1:
+            if len(keys) == 1 and not _keyed(on, tables, schema):
                 other, (there, here) = keys[0]
+                why = "compares a column with itself" if on.this == on.expression else "pairs no foreign key"
                 join.set("on", exp.condition(f"{other}.{there} = {alias}.{here}"))
-                fixes.append(f"ON {on.sql()} compares a column with itself: joined on {other}.{there} = {alias}.{here}")
+                fixes.append(f"ON {on.sql()} {why}: joined on {other}.{there} = {alias}.{here}")
         before.append(alias)
     return fixes
 
@@ -158,6 +167,6 @@ def fix_columns(sql: str, schema: Schema, dialect: str = "sqlite") -> tuple[str,
     fixes: list[str] = []
     for scope in traverse_scope(tree):
         # Requalifying first: moving a column to the table that has it can leave an ON comparing it with itself.
-        fixes += _requalify(scope, columns) + _self_compared_joins(scope, schema) + _join_missing(scope, schema, columns)
+        fixes += _requalify(scope, columns) + _unkeyed_joins(scope, schema) + _join_missing(scope, schema, columns)
         fixes += _join_through(scope, schema, columns)
     return (tree.sql(dialect=dialect), fixes) if fixes else (sql, [])

@@ -1,16 +1,18 @@
 """Question-guided rewrites of the query shapes the 1.5B default writes for questions that need another shape.
 
-The first three fire only when a word of the question and the shape of the query agree, so a query the
+The first five fire only when a word of the question and the shape of the query agree, so a query the
 question does not call for is left as written:
-- "both A and B" written as `col IN ('A', 'B')` (rows with either): the query is split on the two values and
-  the halves INTERSECTed (`... WHERE col = 'A' INTERSECT ... WHERE col = 'B'`); so is "the ship named 'A' and
-  the ship named 'B'" with no "both", when the two values are joined by "and" in the question and compared with
-  a column of a joined table (one battle, many ships; a singer's own country is one value, and is left alone);
+- "both A and B" written as `col IN ('A', 'B')` or `col = 'A' OR col = 'B'` (rows with either): the query is
+  split on the two values and the halves INTERSECTed (`... WHERE col = 'A' INTERSECT ... WHERE col = 'B'`); so
+  is "the ship named 'A' and the ship named 'B'" with no "both", when the two values are joined by "and" in
+  the question and compared with a column of a joined table (one battle, many ships; a singer's own country is
+  one value, and is left alone);
 - "does not have A" written as a join filtered with `other.col <> 'A'` (rows joined to anything but A, so a
   student with a cat and a dog still counts): the condition becomes "the first table's join key is NOT IN
   those joined to A", and when it was the only condition the join goes too (a student with no pet counts);
 - "for each X" written as aggregates over one table with no GROUP BY (one total row): grouped by the only
   column of that table named like X (`type of pet` -> `PetType`), which is added to the SELECT;
+- "how many" written as a sum of ids (`SUM(Paragraph_ID)`): the ids are counted;
 - "Give the airline with abbreviation 'UAL'" written with a join nothing reads (`airlines JOIN flights ON
   ...`: each airline once per flight): a joined table that no column outside its own ON reads, and that the
   question does not name by a word of the table's name that the query's other tables' names lack
@@ -40,6 +42,9 @@ from engines.sql_schema import Schema
 BOTH = re.compile(r"\bboth\b|同时|既", re.I)
 NOT = re.compile(r"\b(?:not|never|without|no)\b|n't\b|没有|不|未", re.I)
 EACH = re.compile(r"\b(?:each|per)\s+(\w+)(?:\s+of\s+(\w+))?", re.I)
+HOW_MANY = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b|多少|几", re.I)
+# An id column by its name (`id`, `Paragraph_ID`, `StuID`, `CountryId`; not `Paid`): a sum of ids means nothing.
+ID_NAME = re.compile(r"(?:^|_)(?:id|ID|Id)$|[a-z](?:ID|Id)$")
 
 
 def _conjuncts(where: exp.Where) -> list[exp.Expression]:
@@ -76,14 +81,14 @@ def _many_per_row(schema: Schema, first: str, other: str, tables: set[str]) -> b
     return other not in reached
 
 
-def _named_together(question: str, values: list[exp.Expression], condition: exp.In, tree: exp.Select, schema: Schema) -> bool:
+def _named_together(question: str, values: list[exp.Expression], column: exp.Expression, tree: exp.Select, schema: Schema) -> bool:
     """"the ship named 'Lettice' and the ship named 'HMS Atalanta'": the two values joined by "and" in the
     question, compared with a column of a joined table of which one row of the first table joins many."""
     aliases = {t.alias_or_name: t.name for t in tree.find_all(exp.Table)}
     first = tree.args["from_"].this.name
-    if not isinstance(condition.this, exp.Column) or aliases.get(condition.this.table, first) == first:
+    if not isinstance(column, exp.Column) or aliases.get(column.table, first) == first:
         return False
-    if not _many_per_row(schema, first, aliases[condition.this.table], set(aliases.values())):
+    if not _many_per_row(schema, first, aliases[column.table], set(aliases.values())):
         return False
     lowered = question.lower()
     places = [lowered.find(v.this.lower()) for v in values]
@@ -93,20 +98,30 @@ def _named_together(question: str, values: list[exp.Expression], condition: exp.
     return bool(re.search(r"\band\b", between)) and not re.search(r"\bor\b", between)
 
 
+def _either(condition: exp.Expression) -> tuple[exp.Expression, list[exp.Expression]] | None:
+    """The column and the two values of `col IN ('A', 'B')` or `col = 'A' OR col = 'B'` (the same rows)."""
+    if isinstance(condition, exp.In) and not condition.args.get("query"):
+        return condition.this, condition.expressions
+    inner = condition.unnest()
+    if isinstance(inner, exp.Or) and all(isinstance(e, exp.EQ) for e in (inner.this, inner.expression)) and inner.this.this == inner.expression.this:
+        return inner.this.this, [inner.this.expression, inner.expression.expression]
+    return None
+
+
 def _both_as_intersect(question: str, tree: exp.Select, schema: Schema) -> exp.Expression | None:
     where = tree.args.get("where")
     if where is None or any(tree.args.get(k) for k in ("order", "limit", "group")):
         return None
     for condition in _conjuncts(where):
-        values = condition.expressions if isinstance(condition, exp.In) and not condition.args.get("query") else []
+        column, values = _either(condition) or (None, [])
         if len(values) == 2 and all(isinstance(v, exp.Literal) for v in values) and (
-            BOTH.search(question) or _named_together(question, values, condition, tree, schema)
+            BOTH.search(question) or _named_together(question, values, column, tree, schema)
         ):
             halves = []
             for value in values:
                 half = tree.copy()
-                target = next(n for n in half.find_all(exp.In) if n == condition)
-                target.replace(exp.EQ(this=condition.this.copy(), expression=value.copy()))
+                target = next(n for n in half.find_all(type(condition)) if n == condition)
+                target.replace(exp.EQ(this=column.copy(), expression=value.copy()))
                 halves.append(half)
             return exp.intersect(*halves, distinct=True)
     return None
@@ -209,6 +224,17 @@ def _ranked_groups(tree: exp.Select) -> exp.Expression | None:
     return grouped
 
 
+def _count_not_sum(question: str, tree: exp.Select) -> exp.Expression | None:
+    """"How many paragraphs in total?" written `SUM(Paragraph_ID)`: the ids are counted, not added up."""
+    if not HOW_MANY.search(question):
+        return None
+    counted = tree.copy()
+    sums = [s for s in counted.find_all(exp.Sum) if isinstance(s.this, exp.Column) and ID_NAME.search(s.this.name)]
+    for total in sums:
+        total.replace(exp.Count(this=total.this.copy()))
+    return counted if sums else None
+
+
 def reshape(question: str, sql: str, schema: Schema, dialect: str = "sqlite") -> tuple[str, list[str]]:
     """The query in the shape its question calls for, and what was changed; anything else as written."""
     try:
@@ -224,6 +250,7 @@ def reshape(question: str, sql: str, schema: Schema, dialect: str = "sqlite") ->
         "dropped the joins nothing reads of tables the question does not name": lambda: _unread_joins_dropped(question, tree),
         "the grouping columns shown beside the aggregates": lambda: _group_shown(tree),
         "a ranking by an aggregate grouped by the columns shown": lambda: _ranked_groups(tree),
+        "'how many' read as a count of the ids summed": lambda: _count_not_sum(question, tree),
     }
     for note, rewrite in rewrites.items():
         rewritten = rewrite()

@@ -89,6 +89,24 @@ def test_a_join_on_a_column_compared_with_itself_is_made_on_the_only_key() -> No
     assert fix_columns(ambiguous, SINGERS) == (ambiguous, [])
 
 
+
+MAKERS = Schema(
+    columns={"countries": ["CountryId", "CountryName", "Continent"], "car_makers": ["Id", "Maker", "Country"]},
+    links=[("car_makers", "Country", "countries", "CountryId")],
+)
+
+
+def test_a_join_on_columns_no_key_pairs_is_made_on_the_only_key() -> None:
+    sql, fixes = fix_columns("SELECT T1.CountryName FROM countries AS T1 JOIN car_makers AS T2 ON T1.Continent = T2.Country GROUP BY T1.CountryName", MAKERS)
+    assert sql == "SELECT T1.CountryName FROM countries AS T1 JOIN car_makers AS T2 ON T1.CountryId = T2.Country GROUP BY T1.CountryName"
+    assert fixes == ["ON T1.Continent = T2.Country pairs no foreign key: joined on T1.CountryId = T2.Country"]
+    keyed = "SELECT T1.CountryName FROM countries AS T1 JOIN car_makers AS T2 ON T2.Country = T1.CountryId"
+    assert fix_columns(keyed, MAKERS) == (keyed, [])
+    # unqualified columns may belong to either table: not for a fix to guess
+    bare = "SELECT CountryName FROM countries JOIN car_makers ON Continent = Country"
+    assert fix_columns(bare, MAKERS) == (bare, [])
+
+
 CARS = Schema(
     columns={"car_names": ["MakeId", "Model", "Make"], "cars_data": ["Id", "Horsepower", "Year"]},
     links=[("cars_data", "Id", "car_names", "MakeId")],

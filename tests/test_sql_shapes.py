@@ -50,6 +50,18 @@ def test_two_values_joined_by_and_on_a_joined_table_are_an_intersect_without_bot
     assert _names(pets, sql) == [("Ann",)] and notes == ["'both A and B' read as an INTERSECT of the two values"]
 
 
+
+def test_two_values_compared_with_or_are_read_as_the_same_list(pets: sqlite3.Connection) -> None:
+    written = f"SELECT T1.Fname {JOINED} WHERE T3.PetType = 'cat' OR T3.PetType = 'dog'"
+    sql, notes = reshape("Which students have a pet of type 'cat' and a pet of type 'dog'?", written, PETS)
+    assert _names(pets, written) == [("Ann",), ("Ann",), ("Bob",), ("Cai",)] and _names(pets, sql) == [("Ann",)]
+    assert notes == ["'both A and B' read as an INTERSECT of the two values"]
+
+
+def test_how_many_counts_the_ids_a_query_sums(pets: sqlite3.Connection) -> None:
+    sql, notes = reshape("How many pets are there in total?", "SELECT SUM(PetID) FROM Pets", PETS)
+    assert pets.execute(sql).fetchall() == [(4,)] and notes == ["'how many' read as a count of the ids summed"]
+
 def test_does_not_have_is_not_in_the_rows_that_have_it(pets: sqlite3.Connection) -> None:
     written = f"SELECT T1.Fname, T1.Age {JOINED} WHERE T3.PetType <> 'cat'"
     sql, notes = reshape("Which students do not own a cat, and how old are they?", written, PETS)
@@ -115,6 +127,10 @@ UNREAD_JOIN = "SELECT T1.Fname FROM Student AS T1 JOIN Has_Pet AS T2 ON T1.StuID
     ("question", "sql"),
     [
         ("Which students have a cat or a dog?", f"SELECT T1.Fname {JOINED} WHERE T3.PetType IN ('cat', 'dog')"),  # no "both"
+        ("Which students have a cat or a dog?", f"SELECT T1.Fname {JOINED} WHERE T3.PetType = 'cat' OR T3.PetType = 'dog'"),
+        ("Students with a cat and a dog, or aged 20?", f"SELECT T1.Fname {JOINED} WHERE T3.PetType = 'cat' OR T1.Age = 20"),
+        ("What is the total weight of the pets?", "SELECT SUM(weight) FROM Pets"),  # a sum of a measure, not of ids
+        ("How many kilograms do the pets weigh?", "SELECT SUM(weight) FROM Pets"),
         ("Which pets are a cat and a dog?", "SELECT PetID FROM Pets AS T3 WHERE T3.PetType IN ('cat', 'dog')"),  # one value per pet
         # each Has_Pet row joins one pet: "cats and dogs" are either
         ("Which pet owners have cat and dog pets?", "SELECT T1.StuID FROM Has_Pet AS T1 JOIN Pets AS T2 ON T1.PetID = T2.PetID WHERE T2.PetType IN ('cat', 'dog')"),
