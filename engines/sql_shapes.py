@@ -102,9 +102,9 @@ def _either(condition: exp.Expression) -> tuple[exp.Expression, list[exp.Express
     """The column and the two values of `col IN ('A', 'B')` or `col = 'A' OR col = 'B'` (the same rows)."""
     if isinstance(condition, exp.In) and not condition.args.get("query"):
         return condition.this, condition.expressions
-    inner = condition.unnest()
-    if isinstance(inner, exp.Or) and all(isinstance(e, exp.EQ) for e in (inner.this, inner.expression)) and inner.this.this == inner.expression.this:
-        return inner.this.this, [inner.this.expression, inner.expression.expression]
+    if isinstance(condition, exp.Or) and all(isinstance(e, exp.EQ) for e in (condition.this, condition.expression)):
+        left, right = condition.this, condition.expression
+        return (left.this, [left.expression, right.expression]) if left.this == right.this else None
     return None
 
 
@@ -224,15 +224,18 @@ def _ranked_groups(tree: exp.Select) -> exp.Expression | None:
     return grouped
 
 
+def _summed_ids(tree: exp.Expression) -> list[exp.Sum]:
+    return [s for s in tree.find_all(exp.Sum) if isinstance(s.this, exp.Column) and ID_NAME.search(s.this.name)]
+
+
 def _count_not_sum(question: str, tree: exp.Select) -> exp.Expression | None:
     """"How many paragraphs in total?" written `SUM(Paragraph_ID)`: the ids are counted, not added up."""
-    if not HOW_MANY.search(question):
+    if not HOW_MANY.search(question) or not _summed_ids(tree):
         return None
     counted = tree.copy()
-    sums = [s for s in counted.find_all(exp.Sum) if isinstance(s.this, exp.Column) and ID_NAME.search(s.this.name)]
-    for total in sums:
+    for total in _summed_ids(counted):
         total.replace(exp.Count(this=total.this.copy()))
-    return counted if sums else None
+    return counted
 
 
 def reshape(question: str, sql: str, schema: Schema, dialect: str = "sqlite") -> tuple[str, list[str]]:

@@ -89,7 +89,6 @@ def test_a_join_on_a_column_compared_with_itself_is_made_on_the_only_key() -> No
     assert fix_columns(ambiguous, SINGERS) == (ambiguous, [])
 
 
-
 MAKERS = Schema(
     columns={"countries": ["CountryId", "CountryName", "Continent"], "car_makers": ["Id", "Maker", "Country"]},
     links=[("car_makers", "Country", "countries", "CountryId")],

@@ -50,7 +50,6 @@ def test_two_values_joined_by_and_on_a_joined_table_are_an_intersect_without_bot
     assert _names(pets, sql) == [("Ann",)] and notes == ["'both A and B' read as an INTERSECT of the two values"]
 
 
-
 def test_two_values_compared_with_or_are_read_as_the_same_list(pets: sqlite3.Connection) -> None:
     written = f"SELECT T1.Fname {JOINED} WHERE T3.PetType = 'cat' OR T3.PetType = 'dog'"
     sql, notes = reshape("Which students have a pet of type 'cat' and a pet of type 'dog'?", written, PETS)
@@ -61,6 +60,7 @@ def test_two_values_compared_with_or_are_read_as_the_same_list(pets: sqlite3.Con
 def test_how_many_counts_the_ids_a_query_sums(pets: sqlite3.Connection) -> None:
     sql, notes = reshape("How many pets are there in total?", "SELECT SUM(PetID) FROM Pets", PETS)
     assert pets.execute(sql).fetchall() == [(4,)] and notes == ["'how many' read as a count of the ids summed"]
+
 
 def test_does_not_have_is_not_in_the_rows_that_have_it(pets: sqlite3.Connection) -> None:
     written = f"SELECT T1.Fname, T1.Age {JOINED} WHERE T3.PetType <> 'cat'"
