@@ -20,10 +20,6 @@ import jieba
 from engines.declines import declines
 from engines.retrieval_grader import RetrievalGrader
 
-# Calibrated P(the evidence sentence states the answer) below which the answer is not supported. Dev (the 77
-# answers above): at 0.4, 8 of 19 answers to negative-only passages caught and 3 of 55 right answers lost (zh:
-# 4 of 8 and 0 of 35); at 0.5, 10 of 19 and 5 of 55.
-SUPPORTED = 0.4
 SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|\n|(?<=\.)\s+")
 CITATION = re.compile(r"\[\d+\]|Source \d+:?")
 # Words that say nothing about what the answer claims: particles, and the answer prompt's own framing.
@@ -56,14 +52,15 @@ def evidence(question: str, answer: str, passages: list[str]) -> str:
     return sentences[best] if best is not None and weights[best] else ""
 
 
-def verify(question: str, answer: str, passages: list[str], grader: RetrievalGrader) -> Check:
+def verify(question: str, answer: str, passages: list[str], grader: RetrievalGrader, supported: float) -> Check:
     """NO_CONTEXT when the answer declines; HALLUCINATION when no passage sentence holds what it says; else the
-    grader asks whether that sentence states the answer: GOOD, or INSUFFICIENT (related, but not the asked fact).
-    Raises when the grader's call fails (the caller lets the answer through)."""
+    grader asks whether that sentence states the answer: GOOD at a calibrated probability of `supported` or more,
+    else INSUFFICIENT (related, but not the asked fact). Raises when the grader's call fails (the caller lets the
+    answer through)."""
     if declines(answer):
         return Check("NO_CONTEXT")
     sentence = evidence(question, answer, passages)
     if not sentence:
         return Check("HALLUCINATION")
     probability = grader.probability(question, sentence)
-    return Check("GOOD" if probability >= SUPPORTED else "INSUFFICIENT", sentence, probability, 1)
+    return Check("GOOD" if probability >= supported else "INSUFFICIENT", sentence, probability, 1)

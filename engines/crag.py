@@ -208,7 +208,7 @@ class CorrectiveRAG(Workflow):
             state.record("verify", start, label=state.verification, skipped="no passages")
             return StopEvent(result=self._finish(state, ev.response))
         try:
-            check = verify(state.question, answer, _texts(ev.response.source_nodes), self._grader)
+            check = verify(state.question, answer, _texts(ev.response.source_nodes), self._grader, self._settings.crag_answer_support)
         except Exception as err:  # a failed verification lets the answer through, and the trace says so
             state.llm_calls += 1
             state.verification = "UNVERIFIED"
@@ -216,7 +216,7 @@ class CorrectiveRAG(Workflow):
             return StopEvent(result=self._finish(state, ev.response))
         state.llm_calls += check.calls
         state.verification = check.label
-        state.record("verify", start, label=check.label, evidence=check.evidence[:300], probability=check.probability)
+        state.record("verify", start, label=check.label, evidence=check.evidence[:300], probability=check.probability, draft=answer[:300])
         if check.label in ("HALLUCINATION", "INSUFFICIENT") and not state.retried:
             state.retried = True
             if check.label == "HALLUCINATION":

@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     crag_max_rewrites: int = 2
     # The rewrites tried in turn (engines/rewrites.py); with crag_max_rewrites 2 only the first two run.
     crag_rewrites: list[Literal["hyde", "multi_query", "step_back"]] = Field(default=["hyde", "step_back"], min_length=1)
+    # The answer check (engines/answer_check.py): the calibrated probability that the evidence sentence states the
+    # answer, below which the answer is not supported (retried once, then shown as a decline with its draft).
+    crag_answer_support: float = Field(default=0.4, ge=0.0, le=1.0)
     output_guard_file: Path = DATA_DIR / "output-guard.yaml"
 
     # SQL: rows returned at most when the model's query has no LIMIT, the time budget of one query, and how many

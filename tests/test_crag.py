@@ -126,8 +126,8 @@ def test_evidence_and_labels_without_a_model_call() -> None:
     assert evidence("年假有几天？", "员工每年有15天年假。[2]", ["公司八点开门。员工每年享有15天带薪年假。", "食堂中午开放。"]) == "员工每年享有15天带薪年假。"
     assert evidence(question, "A company car.", PASSAGES) == ""
     unused = RetrievalGrader(ScriptedBrokenCheck(answer="", graded=1))  # any call would raise
-    assert verify(question, "The sources do not contain the answer.", PASSAGES, unused) == Check("NO_CONTEXT")
-    assert verify(question, "A company car.", PASSAGES, unused) == Check("HALLUCINATION")
+    assert verify(question, "The sources do not contain the answer.", PASSAGES, unused, 0.4) == Check("NO_CONTEXT")
+    assert verify(question, "A company car.", PASSAGES, unused, 0.4) == Check("HALLUCINATION")
 
 
 def test_a_leaked_stack_trace_is_replaced_and_the_rule_named(tmp_path: Path, embed) -> None:
