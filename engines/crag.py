@@ -216,7 +216,7 @@ class CorrectiveRAG(Workflow):
             return StopEvent(result=self._finish(state, ev.response))
         state.llm_calls += check.calls
         state.verification = check.label
-        state.record("verify", start, label=check.label, evidence=check.evidence[:300], probability=check.probability, draft=answer[:300])
+        state.record("verify", start, label=check.label, evidence=check.evidence[:300], probability=check.probability, draft=answer)
         if check.label in ("HALLUCINATION", "INSUFFICIENT") and not state.retried:
             state.retried = True
             if check.label == "HALLUCINATION":

@@ -62,6 +62,11 @@ def _engines(router: RagRouter) -> Callable[[str, list[str]], BaseQueryEngine]:
     return engine
 
 
+def _correct(answer: str, item: dict) -> bool:
+    golds = item["answers"]
+    return rgb_correct(answer, golds) if item.get("set", "").startswith("rgb") else bool(contains_answer(answer, golds))
+
+
 def _answer(engine: BaseQueryEngine, judge: FaithfulnessEvaluator, item: dict) -> dict:
     start = time.perf_counter()
     response = engine.query(item["question"])
@@ -75,7 +80,7 @@ def _answer(engine: BaseQueryEngine, judge: FaithfulnessEvaluator, item: dict) -
         record["crag"]["checks"] = [{k: s.get(k) for k in ("label", "probability", "draft")} for s in crag["steps"] if s["action"] == "verify"]
     if item["answerable"]:
         golds = item["answers"]
-        record["correct"] = rgb_correct(answer, golds) if item.get("set", "").startswith("rgb") else bool(contains_answer(answer, golds))
+        record["correct"] = _correct(answer, item)
         record["f1"] = round(f1(answer, [g for g in golds if isinstance(g, str)] or [str(golds)]), 4)
     if not record["declined"]:
         contexts = [n.node.get_content() for n in response.source_nodes] or item["passages"]
@@ -133,6 +138,7 @@ def run_answers_suite(router: RagRouter, items: list[dict], report: Report, log:
     )
     latency_histogram(report, "answer_latency.png", {n: [r["ms"] for r in rs] for n, rs in results.items()}, "passages -> answer")
     _crag_section(report, results[CRAG], items, (router.settings.crag_lower, router.settings.crag_upper))
+    _support_section(report, results[CRAG], items, router.settings.crag_answer_support)
     _spot_check_section(report, results, dict(keyed))
 
 
@@ -174,6 +180,34 @@ def _crag_section(report: Report, records: list[dict], items: list[dict], thresh
     report.section(
         "## Corrective RAG: bands, rightness and cost\n\n" + "\n".join(rows) + "\n\n`right`: the gold answer for an answerable "
         f"question, a decline for one whose passages lack it. Thresholds: {thresholds[0]:g} and {thresholds[1]:g} (dashed)."
+    )
+
+
+def _at_support(record: dict, support: float) -> tuple[str, bool]:
+    """The answer shown, and whether it declines, had the answer check passed drafts at `support` (at most the
+    run's own threshold: each draft below that was retried, so the records hold every draft a lower one would
+    pass). The first draft that reaches it is shown; otherwise the run's own outcome stands."""
+    passed = (c["draft"] for c in record["crag"].get("checks", []) if c.get("probability") is not None and c["probability"] >= support)
+    draft = next(passed, None)
+    return (draft, False) if draft is not None else (record["answer"], record["declined"])
+
+
+def _support_section(report: Report, records: list[dict], items: list[dict], run_support: float) -> None:
+    """What each answer-check threshold up to the run's own would have shown: right answers, and declines."""
+    rows = ["| answer check passes at | right answers shown | negatives declined | answerable declined | right + right declines |",
+            "|---|---|---|---|---|"]
+    sweep = {}
+    for support in sorted({round(s / 10, 1) for s in range(0, int(run_support * 10) + 1)} | {run_support}):
+        shown = [(_at_support(r, support), q) for r, q in zip(records, items)]
+        right = sum(not declined and _correct(answer, q) for (answer, declined), q in shown if q["answerable"])
+        rejected = sum(declined for (_, declined), q in shown if not q["answerable"])
+        false = sum(declined for (_, declined), q in shown if q["answerable"])
+        sweep[support] = {"right": right, "rejected": rejected, "false_rejected": false}
+        rows.append(f"| {support:g} | {right} | {rejected} | {false} | {right + rejected} |")
+    report.detail("crag_answer_support", sweep)
+    report.section(
+        f"## Corrective RAG: the answer check's threshold\n\nRun at {run_support:g} (`RAGROUTER_CRAG_ANSWER_SUPPORT`); lower "
+        "thresholds replayed from each check's recorded draft and probability.\n\n" + "\n".join(rows)
     )
 
 

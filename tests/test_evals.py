@@ -154,6 +154,22 @@ def test_hand_checks_of_the_judge_are_reported(tmp_path: Path, monkeypatch: pyte
     assert "How many?" in report.sections[-1]
 
 
+def test_answer_check_thresholds_below_the_runs_are_replayed_from_its_drafts(tmp_path: Path) -> None:
+    from evals import answers_suite
+    from evals.report import Report
+
+    checks = [{"label": "INSUFFICIENT", "probability": 0.3, "draft": "Paris."}, {"label": "INSUFFICIENT", "probability": 0.6, "draft": "Lyon."}]
+    declined = "The sources do not state the answer to this question. The closest they come (unverified): Lyon."
+    record = {"answer": declined, "declined": True, "crag": {"checks": checks}}
+    assert answers_suite._at_support(record, 0.2) == ("Paris.", False)
+    assert answers_suite._at_support(record, 0.5) == ("Lyon.", False)
+    assert answers_suite._at_support(record, 0.7) == (declined, True)
+    report = Report("answers", "dev", tmp_path, "q.jsonl", 1, Settings())
+    answers_suite._support_section(report, [record], [{"answerable": True, "answers": ["Paris"], "set": "squad2"}], 0.7)
+    sweep = report.data["details"]["crag_answer_support"]
+    assert sweep[0.3] == {"right": 1, "rejected": 0, "false_rejected": 0} and sweep[0.4]["right"] == 0 and sweep[0.7]["false_rejected"] == 1
+
+
 def test_result_comparison_follows_order_by() -> None:
     assert same_result([(1,), (2,)], [(2,), (1,)], ordered=False)
     assert not same_result([(1,), (2,)], [(2,), (1,)], ordered=True)
