@@ -32,7 +32,10 @@ def test_bad_question_exits_2(cli_env: dict, question: str, message: str) -> Non
     assert result.returncode == 2 and message in result.stderr
 
 
-@pytest.mark.parametrize(("variable", "value"), [("RAGROUTER_CRAG_REWRITES", '["hyde", "guess"]'), ("RAGROUTER_SQL_MAX_ATTEMPTS", "9")])
+BAD_SETTINGS = [("RAGROUTER_CRAG_REWRITES", '["hyde", "guess"]'), ("RAGROUTER_SQL_MAX_ATTEMPTS", "9"), ("RAGROUTER_CRAG_ANSWER_SUPPORT", "1.5")]
+
+
+@pytest.mark.parametrize(("variable", "value"), BAD_SETTINGS)
 def test_a_bad_setting_is_named_and_exits_2(cli_env: dict, variable: str, value: str) -> None:
     for command in (["ask", "hello"], ["ingest"], ["eval", "sql"]):
         result = run({**cli_env, variable: value}, *command)
