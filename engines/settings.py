@@ -54,7 +54,8 @@ class Settings(BaseSettings):
     # lower..upper rewrites the question (at most crag_max_rewrites times), < lower goes to the web. Off by
     # default: on 40 dev answers questions (2026-12-02) it gave more right answers plus right declines than the
     # plain path (25 vs 20), but declined three times as many answerable questions (9 vs 3 of 27) and took 2.1x
-    # as long (median 22.1 vs 10.4 s; README).
+    # as long (median 22.1 vs 10.4 s; README). With the answer check at 0.2 (2026-12-03) it still declines twice as
+    # many (6 vs 3 of 27).
     crag: bool = False
     crag_lower: float = 3.0
     crag_upper: float = 7.0
