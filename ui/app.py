@@ -47,8 +47,8 @@ def settings_sidebar(current: Settings) -> None:
         compress = st.toggle("Compress passages", value=current.compress)
         candidates = st.slider("SQL queries written to vote on (1: the greedy one only)", 1, 5, current.sql_candidates)
         if st.form_submit_button("Apply"):
-            chosen = {"selector": selector, "crag": crag, "crag_lower": lower, "crag_upper": upper, "crag_answer_support": support, "rerank": rerank, "compress": compress,
-                      "sql_candidates": candidates}
+            chosen = {"selector": selector, "crag": crag, "crag_lower": lower, "crag_upper": upper, "crag_answer_support": support,
+                      "rerank": rerank, "compress": compress, "sql_candidates": candidates}
             st.session_state.overrides = tuple(sorted(chosen.items()))
             st.rerun()
 
