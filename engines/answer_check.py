@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import jieba
 
 from engines.declines import declines
-from engines.retrieval_grader import RetrievalGrader
+from engines.retrieval_grader import RetrievalGrader, graded_text
 
 SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|\n|(?<=\.)\s+")
 CITATION = re.compile(r"\[\d+\]|Source \d+:?")
@@ -34,6 +34,7 @@ class Check:
     evidence: str = ""
     probability: float | None = None
     calls: int = 0
+    basis: str = ""  # "sentence": the grader read the sentence; "passage": it had graded the sentence's passage
 
 
 def _words(text: str) -> set[str]:
@@ -52,15 +53,26 @@ def evidence(question: str, answer: str, passages: list[str]) -> str:
     return sentences[best] if best is not None and weights[best] else ""
 
 
-def verify(question: str, answer: str, passages: list[str], grader: RetrievalGrader, supported: float) -> Check:
-    """NO_CONTEXT when the answer declines; HALLUCINATION when no passage sentence holds what it says; else the
-    grader asks whether that sentence states the answer: GOOD at a calibrated probability of `supported` or more,
-    else INSUFFICIENT (related, but not the asked fact). Raises when the grader's call fails (the caller lets the
-    answer through)."""
+def _passage_grade(sentence: str, graded: dict[str, float]) -> float | None:
+    """The best grade among `graded` passages whose graded part (what the grader read) holds the sentence."""
+    text = " ".join(sentence.split())
+    return max((p for passage, p in graded.items() if text in graded_text(passage)), default=None)
+
+
+def verify(question: str, answer: str, passages: list[str], grader: RetrievalGrader, supported: float,
+           graded: dict[str, float] | None = None) -> Check:
+    """NO_CONTEXT when the answer declines; HALLUCINATION when no passage sentence holds what it says; GOOD with
+    no call when the sentence lies in a passage of `graded` (text -> probability: the retrieval grader's verdicts
+    that a passage states the answer) graded at `supported` or more; else the grader asks whether that sentence
+    states the answer: GOOD at a calibrated probability of `supported` or more, else INSUFFICIENT (related, but
+    not the asked fact). Raises when the grader's call fails (the caller lets the answer through)."""
     if declines(answer):
         return Check("NO_CONTEXT")
     sentence = evidence(question, answer, passages)
     if not sentence:
         return Check("HALLUCINATION")
+    prior = _passage_grade(sentence, graded or {})
+    if prior is not None and prior >= supported:
+        return Check("GOOD", sentence, prior, 0, "passage")
     probability = grader.probability(question, sentence)
-    return Check("GOOD" if probability >= supported else "INSUFFICIENT", sentence, probability, 1)
+    return Check("GOOD" if probability >= supported else "INSUFFICIENT", sentence, probability, 1, "sentence")

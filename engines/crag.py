@@ -208,7 +208,8 @@ class CorrectiveRAG(Workflow):
             state.record("verify", start, label=state.verification, skipped="no passages")
             return StopEvent(result=self._finish(state, ev.response))
         try:
-            check = verify(state.question, answer, _texts(ev.response.source_nodes), self._grader, self._settings.crag_answer_support)
+            check = verify(state.question, answer, _texts(ev.response.source_nodes), self._grader, self._settings.crag_answer_support,
+                           self._stating(state))
         except Exception as err:  # a failed verification lets the answer through, and the trace says so
             state.llm_calls += 1
             state.verification = "UNVERIFIED"
@@ -216,7 +217,8 @@ class CorrectiveRAG(Workflow):
             return StopEvent(result=self._finish(state, ev.response))
         state.llm_calls += check.calls
         state.verification = check.label
-        state.record("verify", start, label=check.label, evidence=check.evidence[:300], probability=check.probability, draft=answer)
+        state.record("verify", start, label=check.label, evidence=check.evidence[:300], probability=check.probability, basis=check.basis,
+                     draft=answer)
         if check.label in ("HALLUCINATION", "INSUFFICIENT") and not state.retried:
             state.retried = True
             if check.label == "HALLUCINATION":
@@ -226,6 +228,12 @@ class CorrectiveRAG(Workflow):
         if check.label in ("HALLUCINATION", "INSUFFICIENT"):
             ev.response.response = self._unsupported(state, answer)
         return StopEvent(result=self._finish(state, ev.response))
+
+    def _stating(self, state: CragState) -> dict[str, float]:
+        """The passages graded as stating the answer (the high band's bar): an answer resting on one of them needs
+        no second call to be checked, so the high band costs one short call more than plain RAG when the first
+        passage grades high (issue 5's cost bound; README, "The check skipped where the grading already said yes")."""
+        return {text: p for text, p in state.graded.items() if p >= self._settings.crag_upper / 10}
 
     def _unsupported(self, state: CragState, answer: str) -> str:
         """Still unsupported after the retry: say that the sources do not state the answer, and show the draft

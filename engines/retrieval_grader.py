@@ -49,6 +49,11 @@ class Grade:
         return keep
 
 
+def graded_text(passage: str) -> str:
+    """The part of a passage the grader reads: whitespace collapsed, the first PASSAGE_CHARS characters."""
+    return " ".join(passage.split())[:PASSAGE_CHARS]
+
+
 def calibrated(p_yes: float) -> float:
     p = min(max(p_yes, 1e-3), 1 - 1e-3)
     return 1 / (1 + math.exp(-CALIBRATION_SLOPE * math.log(p / (1 - p))))
@@ -78,7 +83,7 @@ class RetrievalGrader:
 
     def _raw_probability(self, question: str, passage: str) -> float:
         # The question comes before the passage so consecutive calls share the prompt up to it (llama.cpp reuses it).
-        text = " ".join(passage.split())[:PASSAGE_CHARS]
+        text = graded_text(passage)
         messages = [
             ChatMessage(role="system", content=GRADE_SYSTEM),
             ChatMessage(role="user", content=f"Question: {question}\nPassage: {text}\nDoes the passage state the answer? yes or no"),

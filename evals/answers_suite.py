@@ -77,7 +77,7 @@ def _answer(engine: BaseQueryEngine, judge: FaithfulnessEvaluator, item: dict) -
     if crag:
         record["crag"] = {k: crag[k] for k in ("confidence", "band", "actions", "verification", "llm_calls")}
         # Each answer check's draft and probability, so its threshold can be tuned on a run's records.
-        record["crag"]["checks"] = [{k: s.get(k) for k in ("label", "probability", "draft")} for s in crag["steps"] if s["action"] == "verify"]
+        record["crag"]["checks"] = [{k: s.get(k) for k in ("label", "probability", "draft", "basis")} for s in crag["steps"] if s["action"] == "verify"]
     if item["answerable"]:
         golds = item["answers"]
         record["correct"] = _correct(answer, item)

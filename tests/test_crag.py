@@ -90,18 +90,26 @@ def _run(tmp_path: Path, embed, llm: CustomLLM, **overrides: object):
 
 
 def test_a_failed_verification_lets_the_answer_through_and_says_so(tmp_path: Path, embed) -> None:
-    response = _run(tmp_path, embed, ScriptedBrokenCheck(answer="28 days [1]."))
+    # The answer rests on the passage the grading never reached, so the check must ask the model, and that call fails.
+    response = _run(tmp_path, embed, ScriptedBrokenCheck(answer="The office opens at 8:00 [2]."))
     crag = response.metadata["crag"]
-    assert str(response.response).startswith("28 days") and crag["verification"] == "UNVERIFIED"
+    assert str(response.response).startswith("The office opens") and crag["verification"] == "UNVERIFIED"
     assert crag["band"] == "high" and crag["actions"] == ["retrieve", "grade", "generate", "verify", "guard"]
     assert "TimeoutError" in crag["steps"][3]["error"] and response.metadata["declined"] is False
 
 
 def test_the_check_grades_the_sentence_that_holds_the_answer(tmp_path: Path, embed) -> None:
+    response = _run(tmp_path, embed, ScriptedReplies(answer="The office opens at 8:00 [2]."))
+    crag = response.metadata["crag"]
+    assert crag["verification"] == "GOOD" and crag["steps"][3]["evidence"] == PASSAGES[1] and crag["steps"][3]["basis"] == "sentence"
+    assert crag["llm_calls"] == 3  # one grading call (the first passage sufficed), the answer, the check
+
+
+def test_an_answer_resting_on_a_passage_graded_yes_is_checked_without_another_call(tmp_path: Path, embed) -> None:
     response = _run(tmp_path, embed, ScriptedReplies(answer="28 days [1]."))
     crag = response.metadata["crag"]
-    assert crag["verification"] == "GOOD" and crag["steps"][3]["evidence"] == PASSAGES[0]
-    assert crag["llm_calls"] == 3  # one grading call, the answer, the check
+    assert crag["verification"] == "GOOD" and crag["steps"][3]["evidence"] == PASSAGES[0] and crag["steps"][3]["basis"] == "passage"
+    assert crag["llm_calls"] == 2  # one grading call and the answer: plain RAG's one call plus one short one
 
 
 def test_an_answer_no_passage_holds_is_retried_once_then_declined_with_the_draft_shown(tmp_path: Path, embed) -> None:
@@ -128,6 +136,12 @@ def test_evidence_and_labels_without_a_model_call() -> None:
     unused = RetrievalGrader(ScriptedBrokenCheck(answer="", graded=1))  # any call would raise
     assert verify(question, "The sources do not contain the answer.", PASSAGES, unused, 0.4) == Check("NO_CONTEXT")
     assert verify(question, "A company car.", PASSAGES, unused, 0.4) == Check("HALLUCINATION")
+    assert verify(question, "28 days [1].", PASSAGES, unused, 0.4, {PASSAGES[0]: 0.9}) == Check("GOOD", PASSAGES[0], 0.9, 0, "passage")
+    # Graded below the check's own bar, or graded on a part that does not hold the sentence: the model is asked.
+    long = "x" * 700 + ". " + PASSAGES[0]
+    for graded in ({PASSAGES[0]: 0.3}, {long: 0.9}):
+        with pytest.raises(TimeoutError):
+            verify(question, "28 days [1].", [long], unused, 0.4, graded)
 
 
 def test_a_leaked_stack_trace_is_replaced_and_the_rule_named(tmp_path: Path, embed) -> None:
