@@ -208,8 +208,8 @@ class CorrectiveRAG(Workflow):
             state.record("verify", start, label=state.verification, skipped="no passages")
             return StopEvent(result=self._finish(state, ev.response))
         try:
-            check = verify(state.question, answer, _texts(ev.response.source_nodes), self._grader,
-                           self._settings.answer_support(state.question), self._stating(state))
+            check = verify(state.question, answer, _texts(ev.response.source_nodes), self._grader, self._settings.crag_answer_support,
+                           self._stating(state))
         except Exception as err:  # a failed verification lets the answer through, and the trace says so
             state.llm_calls += 1
             state.verification = "UNVERIFIED"

@@ -8,7 +8,6 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from engines.language import has_chinese
 from engines.model_files import default_model_path
 
 STATE_DIR = Path.home() / ".cache" / "ragrouter"
@@ -69,11 +68,6 @@ class Settings(BaseSettings):
     # and declined 6 of 13 negatives and 9 of 27 answerable questions; 0.2 showed 17, declined 6 and 6. Test 30:
     # 0.4 -> 0.2, right answers shown 15 -> 16 of 20, negatives declined 8 of 10 either way, answerable declined 3 -> 1.
     crag_answer_support: float = Field(default=0.2, ge=0.0, le=1.0)
-    # The same for Chinese questions. On RGB zh dev (64 questions, 2026-12-03, README) the answers to negative-only
-    # passages that the check passed at 0.2 had sentences graded 0.33-0.37, the right answers 0.56 and up: 0.4
-    # declines 3 more of 52 negative-only sets and no right answer (the dev 40 run's Chinese items: 0.2-0.5 change
-    # nothing). English right answers sit lower (dev 40: 0.4 declined 3 more answerable questions), so it keeps 0.2.
-    crag_answer_support_zh: float = Field(default=0.4, ge=0.0, le=1.0)
     output_guard_file: Path = DATA_DIR / "output-guard.yaml"
 
     # SQL: rows returned at most when the model's query has no LIMIT, the time budget of one query, and how many
@@ -111,10 +105,6 @@ class Settings(BaseSettings):
     sources_file: Path = DATA_DIR / "sources.yaml"
     state_dir: Path = STATE_DIR
     reports_dir: Path = REPORTS_DIR  # where `ragrouter eval` writes and the app's Evaluation page reads
-
-    def answer_support(self, question: str) -> float:
-        """The answer check's threshold for this question's language."""
-        return self.crag_answer_support_zh if has_chinese(question) else self.crag_answer_support
 
 
 def get_settings(**overrides: object) -> Settings:

@@ -138,8 +138,7 @@ def run_answers_suite(router: RagRouter, items: list[dict], report: Report, log:
     )
     latency_histogram(report, "answer_latency.png", {n: [r["ms"] for r in rs] for n, rs in results.items()}, "passages -> answer")
     _crag_section(report, results[CRAG], items, (router.settings.crag_lower, router.settings.crag_upper))
-    # Replayable up to the lowest threshold any item ran at (Chinese and English questions have their own).
-    _support_section(report, results[CRAG], items, min(router.settings.answer_support(q["question"]) for q in items))
+    _support_section(report, results[CRAG], items, router.settings.crag_answer_support)
     _spot_check_section(report, results, dict(keyed))
 
 
@@ -207,8 +206,8 @@ def _support_section(report: Report, records: list[dict], items: list[dict], run
         rows.append(f"| {support:g} | {right} | {rejected} | {false} | {right + rejected} |")
     report.detail("crag_answer_support", sweep)
     report.section(
-        f"## Corrective RAG: the answer check's threshold\n\nRun at {run_support:g} or more (`RAGROUTER_CRAG_ANSWER_SUPPORT`, "
-        "`RAGROUTER_CRAG_ANSWER_SUPPORT_ZH` for Chinese questions); thresholds up to it replayed from each check's recorded draft and probability.\n\n" + "\n".join(rows)
+        f"## Corrective RAG: the answer check's threshold\n\nRun at {run_support:g} (`RAGROUTER_CRAG_ANSWER_SUPPORT`); lower "
+        "thresholds replayed from each check's recorded draft and probability.\n\n" + "\n".join(rows)
     )
 
 

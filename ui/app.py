@@ -43,13 +43,12 @@ def settings_sidebar(current: Settings) -> None:
         crag = st.toggle("Corrective RAG on the documents path", value=current.crag)
         lower, upper = st.slider("CRAG bands: rewrite from, answer from", 0.0, 10.0, (current.crag_lower, current.crag_upper), 0.5)
         support = st.slider("CRAG answer check: a draft passes from", 0.0, 1.0, current.crag_answer_support, 0.05)
-        support_zh = st.slider("… for a Chinese question from", 0.0, 1.0, current.crag_answer_support_zh, 0.05)
         rerank = st.radio("Rerank", ["auto", "on", "off"], index=["auto", "on", "off"].index(current.rerank), horizontal=True)
         compress = st.toggle("Compress passages", value=current.compress)
         candidates = st.slider("SQL queries written to vote on (1: the greedy one only)", 1, 5, current.sql_candidates)
         if st.form_submit_button("Apply"):
             chosen = {"selector": selector, "crag": crag, "crag_lower": lower, "crag_upper": upper, "crag_answer_support": support,
-                      "crag_answer_support_zh": support_zh, "rerank": rerank, "compress": compress, "sql_candidates": candidates}
+                      "rerank": rerank, "compress": compress, "sql_candidates": candidates}
             st.session_state.overrides = tuple(sorted(chosen.items()))
             st.rerun()
 
