@@ -42,11 +42,17 @@ def _words(text: str) -> set[str]:
     return {w.strip().lower() for w in jieba.lcut(text) if w.strip() and not re.fullmatch(r"[\W_]+", w.strip())}
 
 
+def added_words(question: str, answer: str) -> set[str]:
+    """What the answer says beyond the question: its words less the question's, citation marks and filler (all of
+    its words when it only repeats the question)."""
+    said = _words(CITATION.sub("", answer)) - FILLER
+    return (said - _words(question)) or said
+
+
 def evidence(question: str, answer: str, passages: list[str]) -> str:
     """The passage sentence holding most of what the answer adds to the question (by characters of its words), or
     "" when no sentence holds any of it."""
-    said = _words(CITATION.sub("", answer)) - FILLER
-    new = (said - _words(question)) or said
+    new = added_words(question, answer)
     sentences = [s.strip() for p in passages for s in SENTENCE_END.split(p) if s and s.strip()]
     weights = [sum(len(w) for w in new if w in s.lower()) for s in sentences]
     best = max(range(len(sentences)), key=lambda i: (weights[i], -i), default=None)  # ties: the earliest sentence

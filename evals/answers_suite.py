@@ -5,7 +5,8 @@ negative rejection (negative passages only; the answer must decline), SQuAD 2.0 
 questions must be declined) and CMRC2018 (short-answer F1). Ours answers as the documents path does
 (compression, then the citation prompt); the baseline is LlamaIndex's stock query engine over the same
 passages (default compact synthesizer and prompts). Faithfulness: LlamaIndex's FaithfulnessEvaluator with
-the local model as judge, over the answers that did not decline.
+the local model as judge, over the answers that did not decline; beside it, with no model, the share of those
+answers whose every added word is in the passages they were judged against (`word_supported`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from engines.crag import CorrectiveQueryEngine, CorrectiveRAG
 from engines.documents import build_answer_engine
 from engines.output_guard import load_output_guard
 from engines.router import RagRouter
-from evals.metrics import contains_answer, f1, latency
+from evals.metrics import contains_answer, f1, latency, word_support
 from evals.report import Report, latency_histogram
 from evals.runlog import RunLog
 
@@ -85,6 +86,7 @@ def _answer(engine: BaseQueryEngine, judge: FaithfulnessEvaluator, item: dict) -
     if not record["declined"]:
         contexts = [n.node.get_content() for n in response.source_nodes] or item["passages"]
         record["faithful"] = bool(judge.evaluate(query=item["question"], response=answer, contexts=contexts).passing)
+        record["word_support"] = word_support(item["question"], answer, contexts)
     return record
 
 
@@ -103,6 +105,7 @@ def summarise(records: list[dict], items: list[dict]) -> dict:
         "rejection_rate": _mean([r["declined"] for r in unanswerable]),
         "false_rejection_rate": _mean([r["declined"] for r in answerable]),
         "faithfulness": _mean([r["faithful"] for r in records if "faithful" in r]),
+        "word_supported": _mean([r["word_support"] == 1.0 for r in records if "word_support" in r]),
         "f1": _mean([r["f1"] for r in answerable]),
         **latency(r["ms"] for r in records),
         "by_set": {
@@ -121,7 +124,7 @@ def run_answers_suite(router: RagRouter, items: list[dict], report: Report, log:
         for name in (OURS, CRAG, BASELINE)
     }
     summaries = {name: summarise(records, items) for name, records in results.items()}
-    headline = ("answer_accuracy", "rejection_rate", "false_rejection_rate", "faithfulness", "median_ms")
+    headline = ("answer_accuracy", "rejection_rate", "false_rejection_rate", "faithfulness", "word_supported", "median_ms")
     default = CRAG if router.settings.crag else OURS  # the documents path as configured is what the headline shows
     report.headline({k: summaries[default][k] for k in headline}, {k: summaries[BASELINE][k] for k in headline}, BASELINE)
     report.detail("systems", summaries)
