@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from engines.settings import Settings
+from evals.answers_suite import SPOT_CHECKS
 from evals.datasets import EVAL_DIR, answers_questions, retrieval_questions, router_questions, sql_questions
 from evals.metrics import f1, ndcg_at, recall_at, word_support
 from evals.run import run_suite
@@ -203,8 +204,6 @@ def test_word_support_counts_what_the_answer_adds_to_the_question() -> None:
 
 def test_word_support_agrees_with_the_hand_labels() -> None:
     # 50 dev answers read by a person against the passages they cite; the local 1.5B judge agreed on 30 of them.
-    from evals.answers_suite import SPOT_CHECKS
-
     cases = [json.loads(line) for line in (SPOT_CHECKS / "faithfulness-judge.dev.jsonl").read_text(encoding="utf-8").splitlines()]
     agreed = sum((word_support(c["question"], c["answer"], c["contexts"]) == 1.0) == c["hand"] for c in cases)
     assert len(cases) == 50 and agreed >= 40
