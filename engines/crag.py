@@ -208,8 +208,8 @@ class CorrectiveRAG(Workflow):
             state.record("verify", start, label=state.verification, skipped="no passages")
             return StopEvent(result=self._finish(state, ev.response))
         try:
-            check = verify(state.question, answer, _texts(ev.response.source_nodes), self._grader, self._settings.crag_answer_support,
-                           self._stating(state))
+            support = self._support(state)
+            check = verify(state.question, answer, _texts(ev.response.source_nodes), self._grader, support, self._stating(state))
         except Exception as err:  # a failed verification lets the answer through, and the trace says so
             state.llm_calls += 1
             state.verification = "UNVERIFIED"
@@ -218,7 +218,7 @@ class CorrectiveRAG(Workflow):
         state.llm_calls += check.calls
         state.verification = check.label
         state.record("verify", start, label=check.label, evidence=check.evidence[:300], probability=check.probability, basis=check.basis,
-                     draft=answer)
+                     band=state.band, support=support, draft=answer)
         if check.label in ("HALLUCINATION", "INSUFFICIENT") and not state.retried:
             state.retried = True
             if check.label == "HALLUCINATION":
@@ -228,6 +228,14 @@ class CorrectiveRAG(Workflow):
         if check.label in ("HALLUCINATION", "INSUFFICIENT"):
             ev.response.response = self._unsupported(state, answer)
         return StopEvent(result=self._finish(state, ev.response))
+
+    def _support(self, state: CragState) -> float:
+        """The answer check's bar: the setting's, or in the ambiguous band the high band's own (`crag_upper` / 10).
+        No passage reached that bar, so the answer must rest on a sentence that does. On 100 RGB zh dev questions
+        (README, "The ambiguous band's answers held to the high band's bar") the answers the check passed there
+        below it were ..."""
+        support = self._settings.crag_answer_support
+        return max(support, self._settings.crag_upper / 10) if state.band == "ambiguous" else support
 
     def _stating(self, state: CragState) -> dict[str, float]:
         """The passages graded as stating the answer (the high band's bar): an answer resting on one of them needs

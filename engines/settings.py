@@ -67,6 +67,7 @@ class Settings(BaseSettings):
     # Dev, 40 answers questions replayed at each threshold (2026-12-03, README): 0.4 showed 16 of 27 right answers
     # and declined 6 of 13 negatives and 9 of 27 answerable questions; 0.2 showed 17, declined 6 and 6. Test 30:
     # 0.4 -> 0.2, right answers shown 15 -> 16 of 20, negatives declined 8 of 10 either way, answerable declined 3 -> 1.
+    # In the ambiguous band the bar is crag_upper / 10 at least (engines/crag.py, CorrectiveRAG._support).
     crag_answer_support: float = Field(default=0.2, ge=0.0, le=1.0)
     output_guard_file: Path = DATA_DIR / "output-guard.yaml"
 

@@ -78,7 +78,7 @@ def _answer(engine: BaseQueryEngine, judge: FaithfulnessEvaluator, item: dict) -
     if crag:
         record["crag"] = {k: crag[k] for k in ("confidence", "band", "actions", "verification", "llm_calls")}
         # Each answer check's draft and probability, so its threshold can be tuned on a run's records.
-        record["crag"]["checks"] = [{k: s.get(k) for k in ("label", "probability", "draft", "basis")} for s in crag["steps"] if s["action"] == "verify"]
+        record["crag"]["checks"] = [{k: s.get(k) for k in ("label", "probability", "draft", "basis", "band")} for s in crag["steps"] if s["action"] == "verify"]
     if item["answerable"]:
         golds = item["answers"]
         record["correct"] = _correct(answer, item)
@@ -141,7 +141,7 @@ def run_answers_suite(router: RagRouter, items: list[dict], report: Report, log:
     )
     latency_histogram(report, "answer_latency.png", {n: [r["ms"] for r in rs] for n, rs in results.items()}, "passages -> answer")
     _crag_section(report, results[CRAG], items, (router.settings.crag_lower, router.settings.crag_upper))
-    _support_section(report, results[CRAG], items, router.settings.crag_answer_support)
+    _support_section(report, results[CRAG], items, router.settings.crag_answer_support, router.settings.crag_upper / 10)
     _spot_check_section(report, results, dict(keyed))
 
 
@@ -186,22 +186,26 @@ def _crag_section(report: Report, records: list[dict], items: list[dict], thresh
     )
 
 
-def _at_support(record: dict, support: float) -> tuple[str, bool]:
+def _at_support(record: dict, support: float, upper: float = 0.7) -> tuple[str, bool]:
     """The answer shown, and whether it declines, had the answer check passed drafts at `support` (at most the
     run's own threshold: each draft below that was retried, so the records hold every draft a lower one would
-    pass). The first draft that reaches it is shown; otherwise the run's own outcome stands."""
-    passed = (c["draft"] for c in record["crag"].get("checks", []) if c.get("probability") is not None and c["probability"] >= support)
+    pass); a check made in the ambiguous band passes at `upper` at least, as engines/crag.py holds it there. The
+    first draft that passes is shown; otherwise the run's own outcome stands."""
+    bar = {"ambiguous": max(support, upper)}
+    passed = (c["draft"] for c in record["crag"].get("checks", [])
+              if c.get("probability") is not None and c["probability"] >= bar.get(c.get("band"), support))
     draft = next(passed, None)
     return (draft, False) if draft is not None else (record["answer"], record["declined"])
 
 
-def _support_section(report: Report, records: list[dict], items: list[dict], run_support: float) -> None:
-    """What each answer-check threshold up to the run's own would have shown: right answers, and declines."""
+def _support_section(report: Report, records: list[dict], items: list[dict], run_support: float, upper: float) -> None:
+    """What each answer-check threshold up to the run's own would have shown: right answers, and declines (the
+    ambiguous band's checks held at `upper` at least)."""
     rows = ["| answer check passes at | right answers shown | negatives declined | answerable declined | right + right declines |",
             "|---|---|---|---|---|"]
     sweep = {}
     for support in sorted({round(s / 10, 1) for s in range(0, int(run_support * 10) + 1)} | {run_support}):
-        shown = [(_at_support(r, support), q) for r, q in zip(records, items)]
+        shown = [(_at_support(r, support, upper), q) for r, q in zip(records, items)]
         right = sum(not declined and _correct(answer, q) for (answer, declined), q in shown if q["answerable"])
         rejected = sum(declined for (_, declined), q in shown if not q["answerable"])
         false = sum(declined for (_, declined), q in shown if q["answerable"])

@@ -157,7 +157,18 @@ def test_an_ambiguous_retrieval_is_retried_with_sub_questions_fused(tmp_path: Pa
     crag = response.metadata["crag"]
     assert crag["band"] == "ambiguous" and crag["actions"][:5] == ["retrieve", "grade", "rewrite:multi_query", "retrieve", "grade"]
     assert crag["steps"][3]["sub_questions"] == ["When does the office open?"]  # the question itself is not repeated
-    assert "web" in crag["actions"] and str(response.response).startswith("28 days")
+    assert "web" in crag["actions"] and "28 days" in str(response.response)
+
+
+def test_an_answer_to_an_ambiguous_retrieval_needs_its_sentence_at_the_high_bands_bar(tmp_path: Path, embed) -> None:
+    # Every passage and the evidence sentence are graded 0.5: ambiguous, and the check's 0.2 would pass it.
+    response = _run(tmp_path, embed, ScriptedUnsure(answer="28 days [1]."), crag_max_rewrites=0)
+    checks = [s for s in response.metadata["crag"]["steps"] if s["action"] == "verify"]
+    assert [(c["band"], c["support"], c["label"]) for c in checks] == [("ambiguous", 0.7, "INSUFFICIENT")] * 2
+    assert response.metadata["declined"] is True and "28 days" in str(response.response)
+    # With the high band starting at 5 the same grades make the retrieval high, and the answer passes at 0.2.
+    response = _run(tmp_path, embed, ScriptedUnsure(answer="28 days [1]."), crag_max_rewrites=0, crag_upper=5.0)
+    assert response.metadata["crag"]["band"] == "high" and response.metadata["crag"]["verification"] == "GOOD"
 
 
 def test_a_rewrite_that_finds_no_new_passage_ends_the_rewrites(tmp_path: Path, embed) -> None:
@@ -165,7 +176,7 @@ def test_a_rewrite_that_finds_no_new_passage_ends_the_rewrites(tmp_path: Path, e
     response = _run(tmp_path, embed, ScriptedUnsure(answer="28 days [1]."), crag_rewrites=["hyde", "step_back"], crag_max_rewrites=2)
     crag = response.metadata["crag"]
     assert crag["actions"][:6] == ["retrieve", "grade", "rewrite:hyde", "retrieve", "grade", "web"]
-    assert [s.get("nothing_new") for s in crag["steps"] if s["action"] == "grade"] == [False, True]
+    assert [s.get("nothing_new") for s in crag["steps"] if s["action"] == "grade"][:2] == [False, True]
 
 
 def test_sub_questions_lose_list_marks_repeats_and_the_question_itself() -> None:
