@@ -230,12 +230,11 @@ class CorrectiveRAG(Workflow):
         return StopEvent(result=self._finish(state, ev.response))
 
     def _support(self, state: CragState) -> float:
-        """The answer check's bar: the setting's, or in the ambiguous band the high band's own (`crag_upper` / 10).
-        No passage reached that bar, so the answer must rest on a sentence that does. On RGB zh dev (README, "The
-        ambiguous band's answers held to the high band's bar") the check had passed six answers to negative-only
-        passages there at 0.33-0.64, and the four right answers in that band at 0.79-0.89."""
+        """The answer check's bar: `crag_answer_support`, or in the ambiguous band `crag_ambiguous_support` when
+        higher. No passage was graded as stating the answer there, so the sentence the answer rests on is held to
+        more (README, "The ambiguous band's answers held to a higher bar")."""
         support = self._settings.crag_answer_support
-        return max(support, self._settings.crag_upper / 10) if state.band == "ambiguous" else support
+        return max(support, self._settings.crag_ambiguous_support) if state.band == "ambiguous" else support
 
     def _stating(self, state: CragState) -> dict[str, float]:
         """The passages graded as stating the answer (the high band's bar): an answer resting on one of them needs

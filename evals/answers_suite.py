@@ -141,7 +141,7 @@ def run_answers_suite(router: RagRouter, items: list[dict], report: Report, log:
     )
     latency_histogram(report, "answer_latency.png", {n: [r["ms"] for r in rs] for n, rs in results.items()}, "passages -> answer")
     _crag_section(report, results[CRAG], items, (router.settings.crag_lower, router.settings.crag_upper))
-    _support_section(report, results[CRAG], items, router.settings.crag_answer_support, router.settings.crag_upper / 10)
+    _support_section(report, results[CRAG], items, router.settings.crag_answer_support, router.settings.crag_ambiguous_support)
     _spot_check_section(report, results, dict(keyed))
 
 
@@ -186,26 +186,26 @@ def _crag_section(report: Report, records: list[dict], items: list[dict], thresh
     )
 
 
-def _at_support(record: dict, support: float, upper: float = 0.7) -> tuple[str, bool]:
+def _at_support(record: dict, support: float, ambiguous: float = 0.6) -> tuple[str, bool]:
     """The answer shown, and whether it declines, had the answer check passed drafts at `support` (at most the
     run's own threshold: each draft below that was retried, so the records hold every draft a lower one would
-    pass); a check made in the ambiguous band passes at `upper` at least, as engines/crag.py holds it there. The
-    first draft that passes is shown; otherwise the run's own outcome stands."""
-    bar = {"ambiguous": max(support, upper)}
+    pass); a check made in the ambiguous band passes at `ambiguous` at least, as engines/crag.py holds it there.
+    The first draft that passes is shown; otherwise the run's own outcome stands."""
+    bar = {"ambiguous": max(support, ambiguous)}
     passed = (c["draft"] for c in record["crag"].get("checks", [])
               if c.get("probability") is not None and c["probability"] >= bar.get(c.get("band"), support))
     draft = next(passed, None)
     return (draft, False) if draft is not None else (record["answer"], record["declined"])
 
 
-def _support_section(report: Report, records: list[dict], items: list[dict], run_support: float, upper: float) -> None:
+def _support_section(report: Report, records: list[dict], items: list[dict], run_support: float, ambiguous: float) -> None:
     """What each answer-check threshold up to the run's own would have shown: right answers, and declines (the
-    ambiguous band's checks held at `upper` at least)."""
+    ambiguous band's checks held at `ambiguous` at least)."""
     rows = ["| answer check passes at | right answers shown | negatives declined | answerable declined | right + right declines |",
             "|---|---|---|---|---|"]
     sweep = {}
     for support in sorted({round(s / 10, 1) for s in range(0, int(run_support * 10) + 1)} | {run_support}):
-        shown = [(_at_support(r, support, upper), q) for r, q in zip(records, items)]
+        shown = [(_at_support(r, support, ambiguous), q) for r, q in zip(records, items)]
         right = sum(not declined and _correct(answer, q) for (answer, declined), q in shown if q["answerable"])
         rejected = sum(declined for (_, declined), q in shown if not q["answerable"])
         false = sum(declined for (_, declined), q in shown if q["answerable"])

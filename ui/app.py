@@ -42,14 +42,14 @@ def settings_sidebar(current: Settings) -> None:
         selector = st.radio("Selector", ["embedding", "llm"], index=["embedding", "llm"].index(current.selector), horizontal=True)
         crag = st.toggle("Corrective RAG on the documents path", value=current.crag)
         lower, upper = st.slider("CRAG bands: rewrite from, answer from", 0.0, 10.0, (current.crag_lower, current.crag_upper), 0.5)
-        support = st.slider("CRAG answer check: a draft passes from", 0.0, 1.0, current.crag_answer_support, 0.05,
-                            help="In the ambiguous band a draft passes from the high band's bar at least (answer from / 10).")
+        support = st.slider("CRAG answer check: a draft passes from", 0.0, 1.0, current.crag_answer_support, 0.05)
+        ambiguous = st.slider("CRAG answer check in the ambiguous band: from at least", 0.0, 1.0, current.crag_ambiguous_support, 0.05)
         rerank = st.radio("Rerank", ["auto", "on", "off"], index=["auto", "on", "off"].index(current.rerank), horizontal=True)
         compress = st.toggle("Compress passages", value=current.compress)
         candidates = st.slider("SQL queries written to vote on (1: the greedy one only)", 1, 5, current.sql_candidates)
         if st.form_submit_button("Apply"):
             chosen = {"selector": selector, "crag": crag, "crag_lower": lower, "crag_upper": upper, "crag_answer_support": support,
-                      "rerank": rerank, "compress": compress, "sql_candidates": candidates}
+                      "crag_ambiguous_support": ambiguous, "rerank": rerank, "compress": compress, "sql_candidates": candidates}
             st.session_state.overrides = tuple(sorted(chosen.items()))
             st.rerun()
 
