@@ -186,7 +186,7 @@ def _crag_section(report: Report, records: list[dict], items: list[dict], thresh
     )
 
 
-def _at_support(record: dict, support: float, ambiguous: float = 0.6) -> tuple[str, bool]:
+def _at_support(record: dict, support: float, ambiguous: float) -> tuple[str, bool]:
     """The answer shown, and whether it declines, had the answer check passed drafts at `support` (at most the
     run's own threshold: each draft below that was retried, so the records hold every draft a lower one would
     pass); a check made in the ambiguous band passes at `ambiguous` at least, as engines/crag.py holds it there.

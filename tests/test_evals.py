@@ -162,16 +162,16 @@ def test_answer_check_thresholds_below_the_runs_are_replayed_from_its_drafts(tmp
     checks = [{"label": "INSUFFICIENT", "probability": 0.3, "draft": "Paris."}, {"label": "INSUFFICIENT", "probability": 0.6, "draft": "Lyon."}]
     declined = "The sources do not state the answer to this question. The closest they come (unverified): Lyon."
     record = {"answer": declined, "declined": True, "crag": {"checks": checks}}
-    assert answers_suite._at_support(record, 0.2) == ("Paris.", False)
-    assert answers_suite._at_support(record, 0.5) == ("Lyon.", False)
-    assert answers_suite._at_support(record, 0.7) == (declined, True)
+    assert answers_suite._at_support(record, 0.2, 0.6) == ("Paris.", False)
+    assert answers_suite._at_support(record, 0.5, 0.6) == ("Lyon.", False)
+    assert answers_suite._at_support(record, 0.7, 0.6) == (declined, True)
     report = Report("answers", "dev", tmp_path, "q.jsonl", 1, Settings())
     answers_suite._support_section(report, [record], [{"answerable": True, "answers": ["Paris"], "set": "squad2"}], 0.7, 0.7)
     sweep = report.data["details"]["crag_answer_support"]
     assert sweep[0.3] == {"right": 1, "rejected": 0, "false_rejected": 0} and sweep[0.4]["right"] == 0 and sweep[0.7]["false_rejected"] == 1
-    # Checks made in the ambiguous band pass at its own bar (0.6 by default) whatever the threshold replayed.
+    # Checks made in the ambiguous band pass at its own bar whatever the threshold replayed.
     ambiguous = {**record, "crag": {"checks": [{**checks[0], "band": "ambiguous"}, {**checks[1], "probability": 0.75, "band": "ambiguous"}]}}
-    assert answers_suite._at_support(ambiguous, 0.2) == ("Lyon.", False) and answers_suite._at_support(ambiguous, 0.2, ambiguous=0.8) == (declined, True)
+    assert answers_suite._at_support(ambiguous, 0.2, 0.6) == ("Lyon.", False) and answers_suite._at_support(ambiguous, 0.2, 0.8) == (declined, True)
 
 
 def test_result_comparison_follows_order_by() -> None:
