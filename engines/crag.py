@@ -98,6 +98,13 @@ def band(confidence: float, lower: float, upper: float) -> str:
     return "high" if confidence >= upper else "low" if confidence < lower else "ambiguous"
 
 
+def answer_bar(band_name: str, support: float, ambiguous: float) -> float:
+    """The answer check's bar: `support`, or in the ambiguous band `ambiguous` when higher. No passage was graded as
+    stating the answer there, so the sentence the answer rests on is held to more (README, "The ambiguous band's
+    answers held to a higher bar")."""
+    return max(support, ambiguous) if band_name == "ambiguous" else support
+
+
 def _texts(nodes: list[NodeWithScore]) -> list[str]:
     return [n.node.get_content() for n in nodes]
 
@@ -208,7 +215,7 @@ class CorrectiveRAG(Workflow):
             state.record("verify", start, label=state.verification, skipped="no passages")
             return StopEvent(result=self._finish(state, ev.response))
         try:
-            support = self._support(state)
+            support = answer_bar(state.band, self._settings.crag_answer_support, self._settings.crag_ambiguous_support)
             check = verify(state.question, answer, _texts(ev.response.source_nodes), self._grader, support, self._stating(state))
         except Exception as err:  # a failed verification lets the answer through, and the trace says so
             state.llm_calls += 1
@@ -228,13 +235,6 @@ class CorrectiveRAG(Workflow):
         if check.label in ("HALLUCINATION", "INSUFFICIENT"):
             ev.response.response = self._unsupported(state, answer)
         return StopEvent(result=self._finish(state, ev.response))
-
-    def _support(self, state: CragState) -> float:
-        """The answer check's bar: `crag_answer_support`, or in the ambiguous band `crag_ambiguous_support` when
-        higher. No passage was graded as stating the answer there, so the sentence the answer rests on is held to
-        more (README, "The ambiguous band's answers held to a higher bar")."""
-        support = self._settings.crag_answer_support
-        return max(support, self._settings.crag_ambiguous_support) if state.band == "ambiguous" else support
 
     def _stating(self, state: CragState) -> dict[str, float]:
         """The passages graded as stating the answer (the high band's bar): an answer resting on one of them needs

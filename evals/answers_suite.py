@@ -25,7 +25,7 @@ from llama_index.core.query_engine import BaseQueryEngine
 from llama_index.core.schema import TextNode
 
 from engines.declines import declines
-from engines.crag import CorrectiveQueryEngine, CorrectiveRAG
+from engines.crag import CorrectiveQueryEngine, CorrectiveRAG, answer_bar
 from engines.documents import build_answer_engine
 from engines.output_guard import load_output_guard
 from engines.router import RagRouter
@@ -189,11 +189,10 @@ def _crag_section(report: Report, records: list[dict], items: list[dict], thresh
 def _at_support(record: dict, support: float, ambiguous: float) -> tuple[str, bool]:
     """The answer shown, and whether it declines, had the answer check passed drafts at `support` (at most the
     run's own threshold: each draft below that was retried, so the records hold every draft a lower one would
-    pass); a check made in the ambiguous band passes at `ambiguous` at least, as engines/crag.py holds it there.
-    The first draft that passes is shown; otherwise the run's own outcome stands."""
-    bar = {"ambiguous": max(support, ambiguous)}
+    pass); each check at its band's bar, as engines/crag.py sets it. The first draft that passes is shown;
+    otherwise the run's own outcome stands."""
     passed = (c["draft"] for c in record["crag"].get("checks", [])
-              if c.get("probability") is not None and c["probability"] >= bar.get(c.get("band"), support))
+              if c.get("probability") is not None and c["probability"] >= answer_bar(c.get("band") or "", support, ambiguous))
     draft = next(passed, None)
     return (draft, False) if draft is not None else (record["answer"], record["declined"])
 
