@@ -66,12 +66,14 @@ def _passage_grade(sentence: str, graded: dict[str, float]) -> float | None:
 
 
 def verify(question: str, answer: str, passages: list[str], grader: RetrievalGrader, supported: float,
-           graded: dict[str, float] | None = None) -> Check:
+           graded: dict[str, float] | None = None, asked: dict[str, float] | None = None) -> Check:
     """NO_CONTEXT when the answer declines; HALLUCINATION when no passage sentence holds what it says; GOOD with
     no call when the sentence lies in a passage of `graded` (text -> probability: the retrieval grader's verdicts
     that a passage states the answer) graded at `supported` or more; else the grader asks whether that sentence
     states the answer: GOOD at a calibrated probability of `supported` or more, else INSUFFICIENT (related, but
-    not the asked fact). Raises when the grader's call fails (the caller lets the answer through)."""
+    not the asked fact). `asked` (sentence -> probability) keeps the grader's verdicts on sentences for the question:
+    a sentence asked about before is not asked again. Raises when the grader's call fails (the caller lets the
+    answer through)."""
     if declines(answer):
         return Check("NO_CONTEXT")
     sentence = evidence(question, answer, passages)
@@ -80,5 +82,9 @@ def verify(question: str, answer: str, passages: list[str], grader: RetrievalGra
     prior = _passage_grade(sentence, graded or {})
     if prior is not None and prior >= supported:
         return Check("GOOD", sentence, prior, 0, "passage")
-    probability = grader.probability(question, sentence)
-    return Check("GOOD" if probability >= supported else "INSUFFICIENT", sentence, probability, 1, "sentence")
+    asked = asked if asked is not None else {}
+    calls = int(sentence not in asked)
+    if calls:
+        asked[sentence] = grader.probability(question, sentence)
+    probability = asked[sentence]
+    return Check("GOOD" if probability >= supported else "INSUFFICIENT", sentence, probability, calls, "sentence")

@@ -51,6 +51,8 @@ class CragState:
     steps: list[dict] = field(default_factory=list)
     best: list[NodeWithScore] = field(default_factory=list)
     graded: dict[str, float] = field(default_factory=dict)
+    asked: dict[str, float] = field(default_factory=dict)  # the answer check's verdicts by evidence sentence
+    drafts: dict[tuple[str, ...], Response] = field(default_factory=dict)  # answers written, by the passages read
     seen: set[str] = field(default_factory=set)  # ids of the passages retrieved so far
     rewrites: int = 0
     retried: bool = False
@@ -103,6 +105,11 @@ def answer_bar(band_name: str, support: float, ambiguous: float) -> float:
     stating the answer there, so the sentence the answer rests on is held to more (README, "The ambiguous band's
     answers held to a higher bar")."""
     return max(support, ambiguous) if band_name == "ambiguous" else support
+
+
+def _copy(response: Response) -> Response:
+    # The verify step writes the final text into its response; the kept draft must stay as the model wrote it.
+    return Response(response=response.response, source_nodes=response.source_nodes, metadata=dict(response.metadata or {}))
 
 
 def _texts(nodes: list[NodeWithScore]) -> list[str]:
@@ -201,9 +208,17 @@ class CorrectiveRAG(Workflow):
     @step
     async def generate(self, ctx: Context, ev: GenerateEvent) -> VerifyEvent:
         state, start = await self._state(ctx), time.perf_counter()
+        # A retry that reaches the same passages again (a small collection, or one whose wider retrieval brings
+        # nothing the grading keeps) would write the same answer at temperature 0: the first one is taken.
+        read = tuple(_texts(ev.nodes))
+        written = state.drafts.get(read)
+        if written is not None:
+            state.record("generate", start, passages=len(ev.nodes), reused=True)
+            return VerifyEvent(response=_copy(written))
         state.llm_calls += bool(ev.nodes)  # with no passage left the decline is written without the model
         response = self._engine.synthesize(QueryBundle(state.question), ev.nodes) if ev.nodes else Response(response=nothing_found(state.question))
-        state.record("generate", start, passages=len(ev.nodes))
+        state.drafts[read] = _copy(response)
+        state.record("generate", start, passages=len(ev.nodes), reused=False)
         return VerifyEvent(response=response)
 
     @step
@@ -216,7 +231,8 @@ class CorrectiveRAG(Workflow):
             return StopEvent(result=self._finish(state, ev.response))
         try:
             support = answer_bar(state.band, self._settings.crag_answer_support, self._settings.crag_ambiguous_support)
-            check = verify(state.question, answer, _texts(ev.response.source_nodes), self._grader, support, self._stating(state))
+            check = verify(state.question, answer, _texts(ev.response.source_nodes), self._grader, support, self._stating(state),
+                           state.asked)
         except Exception as err:  # a failed verification lets the answer through, and the trace says so
             state.llm_calls += 1
             state.verification = "UNVERIFIED"

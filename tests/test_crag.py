@@ -65,15 +65,19 @@ class ScriptedDoubtful(ScriptedReplies):
 
 class ScriptedUnsure(ScriptedReplies):
     """Scripted LLM double: grades every passage with P(yes) = 0.5 (an ambiguous retrieval), writes
-    SUB_QUESTION_REPLY when asked for search questions, and otherwise replies as ScriptedReplies."""
+    SUB_QUESTION_REPLY when asked for search questions, and otherwise replies as ScriptedReplies. Counts its calls."""
+
+    calls: int = 0
 
     def chat(self, messages: list[ChatMessage], **kwargs: Any) -> ChatResponse:
         if "yes or no" not in str(messages[-1].content):
             return super().chat(messages, **kwargs)
+        self.calls += 1
         even = [[LogProb(token="yes", logprob=math.log(0.5)), LogProb(token="no", logprob=math.log(0.5))]]
         return ChatResponse(message=ChatMessage(role="assistant", content="yes"), logprobs=even)
 
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        self.calls += 1
         return CompletionResponse(text=SUB_QUESTION_REPLY) if "Search questions:" in prompt else super().complete(prompt, formatted, **kwargs)
 
 
@@ -170,6 +174,16 @@ def test_an_answer_to_an_ambiguous_retrieval_needs_its_sentence_at_the_ambiguous
     response = _run(tmp_path, embed, ScriptedUnsure(answer="28 days [1]."), crag_max_rewrites=0, crag_ambiguous_support=0.5)
     checks = [s for s in response.metadata["crag"]["steps"] if s["action"] == "verify"]
     assert [(c["support"], c["label"]) for c in checks] == [(0.5, "GOOD")] and response.metadata["declined"] is False
+
+
+def test_a_retry_that_reaches_the_same_passages_asks_the_model_nothing_again(tmp_path: Path, embed) -> None:
+    # The summary index returns both passages for any retrieval, so the wider retry of an INSUFFICIENT check
+    # reads what the first answer read: the answer and its check are taken from the first round.
+    llm = ScriptedUnsure(answer="28 days [1].")
+    crag = _run(tmp_path, embed, llm, crag_max_rewrites=0).metadata["crag"]
+    assert [s["reused"] for s in crag["steps"] if s["action"] == "generate"] == [False, True]
+    assert [s["label"] for s in crag["steps"] if s["action"] == "verify"] == ["INSUFFICIENT"] * 2
+    assert crag["llm_calls"] == llm.calls == 4  # two passages graded, one answer, one check; none in the retry
 
 
 def test_a_rewrite_that_finds_no_new_passage_ends_the_rewrites(tmp_path: Path, embed) -> None:
