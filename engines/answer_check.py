@@ -82,9 +82,5 @@ def verify(question: str, answer: str, passages: list[str], grader: RetrievalGra
     prior = _passage_grade(sentence, graded or {})
     if prior is not None and prior >= supported:
         return Check("GOOD", sentence, prior, 0, "passage")
-    asked = asked if asked is not None else {}
-    calls = int(sentence not in asked)
-    if calls:
-        asked[sentence] = grader.probability(question, sentence)
-    probability = asked[sentence]
+    probability, calls = grader.remembered(question, sentence, asked if asked is not None else {})
     return Check("GOOD" if probability >= supported else "INSUFFICIENT", sentence, probability, calls, "sentence")

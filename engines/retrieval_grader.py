@@ -81,6 +81,14 @@ class RetrievalGrader:
         """Calibrated P(the passage states the answer to the question): one model call."""
         return round(calibrated(self._raw_probability(question, passage)), 4)
 
+    def remembered(self, question: str, passage: str, known: dict[str, float]) -> tuple[float, int]:
+        """`probability`, taken from `known` (text -> probability, for this question) when it is there, else asked and
+        kept in it; and the model calls it took (0 or 1)."""
+        calls = int(passage not in known)
+        if calls:
+            known[passage] = self.probability(question, passage)
+        return known[passage], calls
+
     def _raw_probability(self, question: str, passage: str) -> float:
         # The question comes before the passage so consecutive calls share the prompt up to it (llama.cpp reuses it).
         text = graded_text(passage)
@@ -99,9 +107,8 @@ class RetrievalGrader:
             if probabilities and max(p for p in probabilities if p is not None) >= enough:
                 probabilities.append(None)
                 continue
-            if passage not in known:
-                known[passage] = self.probability(question, passage)
-                calls += 1
-            probabilities.append(known[passage])
+            probability, asked = self.remembered(question, passage, known)
+            probabilities.append(probability)
+            calls += asked
         confidence = round(10 * max((p for p in probabilities if p is not None), default=0.0), 2)
         return Grade(probabilities, confidence, round(1000 * (time.perf_counter() - start), 1), calls)
