@@ -161,7 +161,7 @@ def fix_columns(sql: str, schema: Schema, dialect: str = "sqlite") -> tuple[str,
     """
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
-    except sqlglot.errors.ParseError:
+    except sqlglot.errors.SqlglotError:  # ParseError, or a TokenError (an unclosed quote or comment)
         return sql, []
     columns = schema.lowered
     fixes: list[str] = []

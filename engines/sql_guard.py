@@ -21,7 +21,7 @@ class SQLRefused(ValueError):
 def _parse_one(sql: str, dialect: str) -> exp.Expression:
     try:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
-    except sqlglot.errors.ParseError as err:
+    except sqlglot.errors.SqlglotError as err:  # ParseError, or a TokenError (an unclosed quote or comment)
         raise SQLRefused("parse", str(err).splitlines()[0]) from err
     if len(statements) != 1:
         raise SQLRefused("single-statement", f"expected exactly one statement, got {len(statements)}")

@@ -242,7 +242,7 @@ def reshape(question: str, sql: str, schema: Schema, dialect: str = "sqlite") ->
     """The query in the shape its question calls for, and what was changed; anything else as written."""
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
-    except sqlglot.errors.ParseError:
+    except sqlglot.errors.SqlglotError:  # ParseError, or a TokenError (an unclosed quote or comment)
         return sql, []
     if not _plain_select(tree):
         return sql, []

@@ -172,7 +172,7 @@ def match_values(sql: str, engine: Engine, schema: Schema, dialect: str = "sqlit
     """The query with compared strings in their stored spelling, and the replacements made (`'Dog' -> 'dog'`)."""
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
-    except sqlglot.errors.ParseError:
+    except sqlglot.errors.SqlglotError:  # ParseError, or a TokenError (an unclosed quote or comment)
         return sql, []
     changes: list[str] = []
     columns = schema.columns
