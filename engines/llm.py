@@ -37,6 +37,13 @@ def chatml_completion(completion: str) -> str:
     return chatml_messages([ChatMessage(role="user", content=completion)])
 
 
+def chatml_continued(content: str) -> str:
+    """The user's turn left open after `content`, so the model goes on writing it (as a code model continues the
+    file it is shown) instead of answering it. Up to the end of `content` it is the text `chatml_completion`
+    gives, so llama.cpp reuses the evaluation of one for the other."""
+    return _turn("system", DEFAULT_SYSTEM) + f"<|im_start|>user\n{content}"
+
+
 def _recorder(model: Any, steps: list[list[LogProb]], top: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """A llama.cpp logits processor that records each generated token's `top` alternatives, leaving the logits as
     they are. llama.cpp's own `logprobs` needs `logits_all=True`, which keeps logits for every prompt token
@@ -80,6 +87,10 @@ def _local_llm(settings: Settings) -> LLM:
             """The answer to `prompt` begun with `prefix` inside the chat template (prefix included)."""
             return prefix + self.complete(self.completion_to_prompt(prompt) + prefix, formatted=True, stop=stop, **sampling).text
 
+        def continue_prefixed(self, prompt: str, prefix: str, stop: list[str], **sampling: Any) -> str:
+            """`prompt` continued inside the user's own turn from `prefix` (prefix included)."""
+            return prefix + self.complete(chatml_continued(prompt) + prefix, formatted=True, stop=stop, **sampling).text
+
         @llm_chat_callback()
         def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
             completion = self.complete(self.messages_to_prompt(messages), formatted=True, **kwargs)
@@ -106,6 +117,12 @@ def complete_with_prefix(llm: LLM, prompt: str, prefix: str, stop: list[str], te
     if hasattr(llm, "complete_prefixed"):
         return llm.complete_prefixed(prompt, prefix, stop, **sampling)
     return llm.complete(prompt, stop=stop, **sampling).text
+
+
+def can_continue(llm: LLM) -> bool:
+    """Whether the model can go on writing a prompt (`continue_prefixed`): the local one; an endpoint's chat API
+    only answers."""
+    return hasattr(llm, "continue_prefixed")
 
 
 def build_llm(settings: Settings) -> LLM:

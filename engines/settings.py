@@ -80,8 +80,9 @@ class Settings(BaseSettings):
     sql_row_limit: int = 100
     sql_timeout_s: float = 10.0
     sql_max_attempts: int = Field(default=3, ge=1, le=5)
-    # Queries written for a question's first attempt: the greedy one and sampled ones, whose rows vote
-    # (engines/sql_vote.py). 3 measured best on Spider dev: 75.8 % -> 80.8 %; more samples added nothing.
+    # Queries written for a question's first attempt, whose rows vote (engines/sql_vote.py): the SQL file
+    # continued, the greedy answer, then sampled answers (text_to_sql.write_sql). 3 measured best on Spider dev:
+    # 75.8 % -> 80.8 % with the greedy answer and two samples; more samples added nothing.
     sql_candidates: int = Field(default=3, ge=1, le=9)
 
     # Web search: DuckDuckGo needs no key; SearXNG by URL (JSON API); Tavily by API key.

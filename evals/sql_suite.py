@@ -197,7 +197,7 @@ def run_sql_suite(router: RagRouter, items: list[dict], report: Report, log: Run
     report.section(
         f"Repair loop (ours): {summaries[OURS]['repair_rate']:.1%} of questions needed more than one attempt; "
         f"{summaries[OURS]['repaired_rate']:.1%} ended with a query that ran after a repair. "
-        f"The vote chose another query than the greedy one for {summaries[OURS]['vote_overturned_rate']:.1%} of questions. "
+        f"The vote chose another query than the first one written for {summaries[OURS]['vote_overturned_rate']:.1%} of questions. "
         "The stock engine has neither."
     )
     replayed = sum("replay_ms" in r for r in logged[OURS])

@@ -16,6 +16,7 @@ from llama_index.core.llms import CustomLLM
 class ScriptedSQLWriter(CustomLLM):
     sqls: list[str]
     prompts: list[str] = []
+    ways: list[str] = []  # how each query was asked for: "answer", "sample" or (ScriptedFileWriter) "file"
 
     @property
     def metadata(self) -> LLMMetadata:
@@ -23,8 +24,18 @@ class ScriptedSQLWriter(CustomLLM):
 
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
         self.prompts.append(prompt)
+        self.ways.append("sample" if kwargs.get("temperature") else "answer")
         sql = self.sqls[min(len(self.prompts), len(self.sqls)) - 1]
         return CompletionResponse(text=f"```sql\n{sql}\n```")
 
     def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
         yield self.complete(prompt)
+
+
+class ScriptedFileWriter(ScriptedSQLWriter):
+    """A scripted double that, like the local model, can also continue a prompt as a file (`continue_prefixed`)."""
+
+    def continue_prefixed(self, prompt: str, prefix: str, stop: list[str], **sampling: Any) -> str:
+        text = self.complete(prompt).text
+        self.ways[-1] = "file"
+        return text

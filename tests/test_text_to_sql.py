@@ -14,7 +14,7 @@ from engines.sql_prompts import knowledge_block, write_prompt
 from engines.sql_repair import classify_error, closest_names
 from engines.text_to_sql import TextToSQLQueryEngine, extract_sql
 from tests.conftest import make_settings
-from tests.scripted_llm import ScriptedSQLWriter
+from tests.scripted_llm import ScriptedFileWriter, ScriptedSQLWriter
 from tools.sources import SqlSource
 
 SHOP = DATA_DIR / "demo" / "shop.sqlite"
@@ -149,3 +149,29 @@ def test_when_no_candidate_runs_the_greedy_query_is_repaired(database, knowledge
     attempts = engine.query("Who is older than 50?").metadata["attempts"]
     assert [(a["kind"], a["votes"], a["written"]) for a in attempts] == [("unknown-column", 0, 2), (None, 1, 1)]
     assert "no such column: nmae" in writer.prompts[2]
+
+
+def test_the_first_ballot_continues_the_sql_file_where_the_model_can_be_continued(database, knowledge) -> None:
+    sqls = ["SELECT name FROM customers WHERE age > 50"]
+    local, endpoint = ScriptedFileWriter(sqls=sqls), ScriptedSQLWriter(sqls=sqls)
+    for writer in (local, endpoint):
+        TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=writer, write_answer=False, candidates=3).query("Who is older than 50?")
+    assert local.ways == ["file", "answer", "sample"]
+    assert endpoint.ways == ["answer", "sample", "sample"]  # a chat API only answers: the greedy answer, then samples
+
+
+def test_the_continued_turn_is_the_answer_prompt_up_to_the_end_of_the_prompt() -> None:
+    from engines.llm import chatml_completion, chatml_continued
+
+    prompt = "CREATE TABLE t (a INT)\n-- How many rows?\n"
+    assert chatml_completion(prompt).startswith(chatml_continued(prompt)) and chatml_continued(prompt).endswith(prompt)
+
+
+def test_the_real_model_continues_the_file_with_a_query_that_runs(database, knowledge, llm) -> None:
+    from engines.sql_prompts import write_prompt
+    from engines.text_to_sql import write_sql
+
+    question = "How many customers are older than 40?"
+    sql = write_sql(llm, write_prompt(question, knowledge.retrieve(question), "sqlite", 12_000), 0)
+    assert sql.upper().startswith("SELECT") and "--" not in sql
+    assert database.run_sql(database.guarded(sql))[1]["result"] == [(3,)]

@@ -46,7 +46,7 @@ def settings_sidebar(current: Settings) -> None:
         ambiguous = st.slider("CRAG answer check in the ambiguous band: from at least", 0.0, 1.0, current.crag_ambiguous_support, 0.05)
         rerank = st.radio("Rerank", ["auto", "on", "off"], index=["auto", "on", "off"].index(current.rerank), horizontal=True)
         compress = st.toggle("Compress passages", value=current.compress)
-        candidates = st.slider("SQL queries written to vote on (1: the greedy one only)", 1, 5, current.sql_candidates)
+        candidates = st.slider("SQL queries written to vote on (1: the SQL file continued, greedily, only)", 1, 5, current.sql_candidates)
         if st.form_submit_button("Apply"):
             chosen = {"selector": selector, "crag": crag, "crag_lower": lower, "crag_upper": upper, "crag_answer_support": support,
                       "crag_ambiguous_support": ambiguous, "rerank": rerank, "compress": compress, "sql_candidates": candidates}
