@@ -24,10 +24,10 @@ Anything else is left as written: the database's error then goes back to the mod
 
 from __future__ import annotations
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
+from engines.sql_guard import parse_query
 from engines.sql_schema import Schema
 
 
@@ -159,9 +159,8 @@ def fix_columns(sql: str, schema: Schema, dialect: str = "sqlite") -> tuple[str,
 
     Unparsable SQL is returned as it is: the guard then refuses it with the parser's message.
     """
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except sqlglot.errors.SqlglotError:  # ParseError, or a TokenError (an unclosed quote or comment)
+    tree = parse_query(sql, dialect)
+    if tree is None:
         return sql, []
     columns = schema.lowered
     fixes: list[str] = []

@@ -18,6 +18,15 @@ class SQLRefused(ValueError):
         self.rule = rule
 
 
+def parse_query(sql: str, dialect: str) -> exp.Expression | None:
+    """The query's syntax tree, or None where sqlglot cannot read it; the fix passes then leave it as written, and
+    the guard refuses it with the parser's message."""
+    try:
+        return sqlglot.parse_one(sql, read=dialect)
+    except sqlglot.errors.SqlglotError:  # ParseError, or a TokenError (an unclosed quote or comment)
+        return None
+
+
 def _parse_one(sql: str, dialect: str) -> exp.Expression:
     try:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]

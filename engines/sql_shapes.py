@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import re
 
-import sqlglot
 from sqlglot import exp
 
 from engines.language import has_chinese
 from engines.schema_match import split_name, terms
+from engines.sql_guard import parse_query
 from engines.sql_schema import Schema
 
 BOTH = re.compile(r"\bboth\b|同时|既", re.I)
@@ -240,9 +240,8 @@ def _count_not_sum(question: str, tree: exp.Select) -> exp.Expression | None:
 
 def reshape(question: str, sql: str, schema: Schema, dialect: str = "sqlite") -> tuple[str, list[str]]:
     """The query in the shape its question calls for, and what was changed; anything else as written."""
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except sqlglot.errors.SqlglotError:  # ParseError, or a TokenError (an unclosed quote or comment)
+    tree = parse_query(sql, dialect)
+    if tree is None:
         return sql, []
     if not _plain_select(tree):
         return sql, []

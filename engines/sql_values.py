@@ -20,7 +20,6 @@ up the same way by the name the question gives, when exactly that table stores i
 
 from __future__ import annotations
 
-import sqlglot
 from sqlalchemy import column, func, select, table
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -28,6 +27,7 @@ from sqlglot import exp
 from sqlglot.optimizer.scope import traverse_scope
 
 from engines.schema_match import question_phrases
+from engines.sql_guard import parse_query
 from engines.sql_schema import Schema
 
 COMPARISONS = (exp.EQ, exp.NEQ, exp.In)
@@ -170,9 +170,8 @@ def _literals(node: exp.Expression) -> list[exp.Literal]:
 
 def match_values(sql: str, engine: Engine, schema: Schema, dialect: str = "sqlite", question: str = "") -> tuple[str, list[str]]:
     """The query with compared strings in their stored spelling, and the replacements made (`'Dog' -> 'dog'`)."""
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except sqlglot.errors.SqlglotError:  # ParseError, or a TokenError (an unclosed quote or comment)
+    tree = parse_query(sql, dialect)
+    if tree is None:
         return sql, []
     changes: list[str] = []
     columns = schema.columns
