@@ -74,6 +74,14 @@ def test_a_passage_naming_its_kind_only_with_other_numbers_is_out_of_scope() -> 
     assert other_numbers("What is the premiere date of Season 17?", "The fourth season premiered in 2020.") == set()
 
 
+def test_chinese_numerals_name_a_numbered_thing_when_ordinal_or_more_than_one_digit() -> None:
+    assert numbered("神舟十三号的第一棒，十三届五次会议") == {("号", "13"), ("棒", "1"), ("届", "13")}  # 五次: a bare digit
+    assert numbered("大家一起来，三名选手，千百年来") == set()  # word parts, counts, and no well-formed numeral
+    assert other_numbers("谁是北京冬奥会第一棒火炬手", "在鸟巢传递火炬第三棒的是杨扬。") == {"3棒"}
+    assert other_numbers("谁是北京冬奥会第一棒火炬手", "第1棒是赵伟昌，第三棒是杨扬。") == set()  # 第1棒 is 第一棒
+    assert other_numbers("神舟十三号飞船的成员有哪些", "神舟12号的航天员是聂海胜、刘伯明和汤洪波。") == {"12号"}
+
+
 def test_the_filter_sets_aside_other_numbered_things_and_the_setting_turns_it_off() -> None:
     nodes = [NodeWithScore(node=TextNode(text=t)) for t in ["Pixel 7 was announced in October 2022.", "Pixel 6 was announced on October 19, 2021."]]
     question = QueryBundle("When was Pixel 6 announced?")
