@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.base.response.schema import Response
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import CitationQueryEngine, CustomQueryEngine
@@ -117,11 +118,12 @@ def _texts(nodes: list[NodeWithScore]) -> list[str]:
 
 
 class CorrectiveRAG(Workflow):
-    def __init__(self, answer_engine: CitationQueryEngine, llm: LLM, settings: Settings, guard: OutputGuard, **kwargs: Any) -> None:
+    def __init__(self, answer_engine: CitationQueryEngine, llm: LLM, settings: Settings, guard: OutputGuard,
+                 embed_model: BaseEmbedding | None = None, **kwargs: Any) -> None:
         super().__init__(timeout=600, **kwargs)
         self._engine = answer_engine
         self._llm = llm
-        self._grader = RetrievalGrader(llm)
+        self._grader = RetrievalGrader(llm, embed_model, settings.crag_grade_cosine_weight, settings.crag_grade_cosine_center)
         self._settings = settings
         self._guard = guard
 

@@ -80,4 +80,4 @@ def build_documents_engine(
     engine = build_answer_engine(index, retriever, settings, llm, embed_model, rerank)
     if not settings.crag:
         return engine
-    return CorrectiveQueryEngine(workflow=CorrectiveRAG(engine, llm, settings, guard))
+    return CorrectiveQueryEngine(workflow=CorrectiveRAG(engine, llm, settings, guard, embed_model))

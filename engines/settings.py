@@ -73,6 +73,12 @@ class Settings(BaseSettings):
     # answers plus right declines over RGB zh 200, CMRC2018 40 and SQuAD 2.0 60 items: 224 at 0.2 (both bands alike),
     # 231 at 0.4, 238 at 0.6, 234 at 0.7 (CMRC2018 loses 4 right answers there), 223 at 0.8.
     crag_ambiguous_support: float = Field(default=0.6, ge=0.0, le=1.0)
+    # The retrieval grader's logit moves by crag_grade_cosine_weight per unit of the passage's e5 cosine to the
+    # question above crag_grade_cosine_center (engines/retrieval_grader.py); weight 0 grades by the model alone.
+    # Picked on a dev probe (README, "The grader's P(yes) with the embedding's cosine"): the center puts the probe's
+    # bar, logit(P) + 40 (cosine - 0.85) >= 3.5, at the high band's 0.7.
+    crag_grade_cosine_weight: float = Field(default=40.0, ge=0.0)
+    crag_grade_cosine_center: float = Field(default=0.916, ge=-1.0, le=1.0)
     output_guard_file: Path = DATA_DIR / "output-guard.yaml"
 
     # SQL: rows returned at most when the model's query has no LIMIT, the time budget of one query, and how many

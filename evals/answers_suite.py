@@ -58,7 +58,7 @@ def _engines(router: RagRouter) -> Callable[[str, list[str]], BaseQueryEngine]:
         if system == BASELINE:
             return index.as_query_engine(llm=router.llm)
         plain = build_answer_engine(index, index.as_retriever(), router.settings, router.llm, router.embed, rerank=False)
-        return plain if system == OURS else CorrectiveQueryEngine(workflow=CorrectiveRAG(plain, router.llm, offline, guard))
+        return plain if system == OURS else CorrectiveQueryEngine(workflow=CorrectiveRAG(plain, router.llm, offline, guard, router.embed))
 
     return engine
 

@@ -18,7 +18,7 @@ from engines.answer_check import Check, evidence, verify
 from engines.crag import CorrectiveRAG, band
 from engines.documents import build_answer_engine
 from engines.output_guard import load_output_guard
-from engines.retrieval_grader import Grade, RetrievalGrader, _yes_probability, calibrated
+from engines.retrieval_grader import Grade, RetrievalGrader, _yes_probability, calibrated, with_cosine
 from engines.rewrites import FusedRetriever, is_short, sub_questions
 from engines.router import RagRouter
 from tests.conftest import DEMO_SOURCES, make_settings
@@ -217,6 +217,22 @@ def test_grades_and_bands() -> None:
     assert Grade([0.2, None, 0.9]).relevant() == [1, 2] and Grade([0.2, 0.1]).relevant() == [0]
     assert [band(c, 3, 7) for c in (2.9, 3.0, 6.9, 7.0)] == ["low", "ambiguous", "ambiguous", "high"]
     assert is_short("年假多少天") and not is_short("年假有多少天可以休息呢？") and is_short("annual leave") and not is_short("annual leave days?")
+
+
+def test_the_cosine_moves_the_graders_logit_about_its_center() -> None:
+    assert with_cosine(0.7, 0.9, 40, 0.9) == 0.7 and with_cosine(0.7, 0.93, 40, 0.9) > 0.85 and with_cosine(0.7, 0.87, 40, 0.9) < 0.45
+    assert with_cosine(0.7, 0.5, 0, 0.9) == 0.7
+
+
+def test_the_grader_with_the_embedding_ranks_the_passage_near_a_chinese_question_higher(embed) -> None:
+    # The double gives every passage P(yes) = 0.5, so any difference comes from the e5 cosine alone.
+    question, passages = "员工每年有几天年假？", ["员工每年享有15天带薪年假。", "食堂中午十二点开放。"]
+    alone = RetrievalGrader(ScriptedUnsure(answer=""), embed, cosine_weight=0).grade(question, passages)
+    weighed = RetrievalGrader(ScriptedUnsure(answer=""), embed, cosine_weight=40, cosine_center=0.85).grade(question, passages)
+    english = RetrievalGrader(ScriptedUnsure(answer=""), embed, cosine_weight=40, cosine_center=0.85).grade(
+        "How many days of annual leave do employees get?", PASSAGES)
+    assert alone.probabilities == [0.5, 0.5] and english.probabilities == [0.5, 0.5]
+    assert weighed.probabilities[0] > weighed.probabilities[1] and weighed.probabilities[0] != 0.5
 
 
 @pytest.fixture(scope="module")
