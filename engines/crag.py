@@ -102,10 +102,10 @@ def band(confidence: float, lower: float, upper: float) -> str:
 
 
 def answer_bar(band_name: str, support: float, ambiguous: float) -> float:
-    """The answer check's bar: `support`, or in the ambiguous band `ambiguous` when higher. No passage was graded as
-    stating the answer there, so the sentence the answer rests on is held to more (README, "The ambiguous band's
-    answers held to a higher bar")."""
-    return max(support, ambiguous) if band_name == "ambiguous" else support
+    """The answer check's bar: `support` in the high band, elsewhere `ambiguous` when higher. No passage was graded
+    as stating the answer there, so the sentence the answer rests on is held to more (README, "The ambiguous band's
+    answers held to a higher bar"; the low band since "The grader weighing the e5 cosine")."""
+    return support if band_name == "high" else max(support, ambiguous)
 
 
 def _copy(response: Response) -> Response:

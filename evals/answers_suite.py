@@ -192,7 +192,7 @@ def _at_support(record: dict, support: float, ambiguous: float) -> tuple[str, bo
     pass); each check at its band's bar, as engines/crag.py sets it. The first draft that passes is shown;
     otherwise the run's own outcome stands."""
     passed = (c["draft"] for c in record["crag"].get("checks", [])
-              if c.get("probability") is not None and c["probability"] >= answer_bar(c.get("band") or "", support, ambiguous))
+              if c.get("probability") is not None and c["probability"] >= answer_bar(c.get("band") or "high", support, ambiguous))
     draft = next(passed, None)
     return (draft, False) if draft is not None else (record["answer"], record["declined"])
 

@@ -43,7 +43,7 @@ def settings_sidebar(current: Settings) -> None:
         crag = st.toggle("Corrective RAG on the documents path", value=current.crag)
         lower, upper = st.slider("CRAG bands: rewrite from, answer from", 0.0, 10.0, (current.crag_lower, current.crag_upper), 0.5)
         support = st.slider("CRAG answer check: a draft passes from", 0.0, 1.0, current.crag_answer_support, 0.05)
-        ambiguous = st.slider("CRAG answer check in the ambiguous band: from at least", 0.0, 1.0, current.crag_ambiguous_support, 0.05)
+        ambiguous = st.slider("CRAG answer check below the high band: from at least", 0.0, 1.0, current.crag_ambiguous_support, 0.05)
         rerank = st.radio("Rerank", ["auto", "on", "off"], index=["auto", "on", "off"].index(current.rerank), horizontal=True)
         compress = st.toggle("Compress passages", value=current.compress)
         candidates = st.slider("SQL queries written to vote on (1: the SQL file continued, greedily, only)", 1, 5, current.sql_candidates)
