@@ -172,6 +172,9 @@ def test_answer_check_thresholds_below_the_runs_are_replayed_from_its_drafts(tmp
     # Checks made in the ambiguous band pass at its own bar whatever the threshold replayed.
     ambiguous = {**record, "crag": {"checks": [{**checks[0], "band": "ambiguous"}, {**checks[1], "probability": 0.75, "band": "ambiguous"}]}}
     assert answers_suite._at_support(ambiguous, 0.2, 0.6) == ("Lyon.", False) and answers_suite._at_support(ambiguous, 0.2, 0.8) == (declined, True)
+    # So do the low band's, since it too had no passage graded as stating the answer.
+    low = {**record, "crag": {"checks": [{**checks[0], "band": "low"}, {**checks[1], "band": "low"}]}}
+    assert answers_suite._at_support(low, 0.2, 0.6) == ("Lyon.", False) and answers_suite._at_support(low, 0.2, 0.7) == (declined, True)
 
 
 def test_result_comparison_follows_order_by() -> None:
