@@ -32,7 +32,8 @@ def test_bad_question_exits_2(cli_env: dict, question: str, message: str) -> Non
     assert result.returncode == 2 and message in result.stderr
 
 
-BAD_SETTINGS = [("RAGROUTER_CRAG_REWRITES", '["hyde", "guess"]'), ("RAGROUTER_SQL_MAX_ATTEMPTS", "9"), ("RAGROUTER_CRAG_ANSWER_SUPPORT", "1.5"), ("RAGROUTER_CRAG_AMBIGUOUS_SUPPORT", "-0.1")]
+BAD_SETTINGS = [("RAGROUTER_CRAG_REWRITES", '["hyde", "guess"]'), ("RAGROUTER_SQL_MAX_ATTEMPTS", "9"), ("RAGROUTER_CRAG_ANSWER_SUPPORT", "1.5"), ("RAGROUTER_CRAG_AMBIGUOUS_SUPPORT", "-0.1"),
+                ("RAGROUTER_CRAG_GRADE_COSINE_WEIGHT", "-1"), ("RAGROUTER_CRAG_GRADE_COSINE_CENTER", "2")]
 
 
 @pytest.mark.parametrize(("variable", "value"), BAD_SETTINGS)
