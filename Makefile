@@ -10,7 +10,7 @@ export TRANSFORMERS_OFFLINE := 1
 LLAMA_CPP_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: install model chromium ingest run test bench bench-retrieval eval eval-ingest eval-router eval-sql eval-retrieval eval-answers clean
+.PHONY: install model chromium ingest run lint docs test test-fast bench bench-retrieval eval eval-ingest eval-router eval-sql eval-retrieval eval-answers clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 model: install
-	$(PY) -m engines.model_files
+	$(PY) -m engines.models.files
 
 ingest: model
 	$(PY) -m ui.cli ingest
@@ -39,10 +39,24 @@ run: ingest
 # installed here when missing, and the test is skipped where they cannot be.
 BROWSER_PACKAGES := chromium fonts-wqy-microhei
 chromium:
-	dpkg -s $(BROWSER_PACKAGES) >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq $(BROWSER_PACKAGES) >/dev/null) || echo "chromium could not be installed: tests/test_browser.py will be skipped"
+	dpkg -s $(BROWSER_PACKAGES) >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq $(BROWSER_PACKAGES) >/dev/null) || echo "chromium could not be installed: tests/ui/test_browser.py will be skipped"
 
-test: model chromium
+# ruff (lint and format) and import-linter (the one-way imports written in pyproject.toml).
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
+
+# docs/settings.md is generated from the settings model; tests/ui/test_settings_doc.py fails when it is stale.
+docs: install
+	$(PY) -m ui.settings_doc > docs/settings.md
+
+test: lint model chromium
 	$(PY) -m pytest -q -p no:cacheprovider tests
+
+# The tests that need no local model (about a minute); `make test` runs them all.
+test-fast: lint
+	$(PY) -m pytest -q -p no:cacheprovider -m "not slow" tests
 
 bench-retrieval: install
 	$(PY) -m bench.retrieval

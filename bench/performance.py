@@ -21,20 +21,25 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 import engines  # noqa: F401  (offline, one thread)
-from engines.router import RagRouter
+from engines.routing.router import RagRouter
 from engines.settings import DATA_DIR, Settings
 from evals.datasets import EVAL_DIR, load_questions, retrieval_questions, stratified
+from tools.build import build_router
 
 RESULTS = Path(__file__).resolve().parent / "results.json"
 # Three different questions per kind: repeating one question would time llama.cpp's prompt cache, not the path.
 DEMO_QUESTIONS = {
-    "documents (en)": ["How many days per week can I work remotely?", "How many days of annual leave do new employees get?", "What is the overtime rule now?"],
+    "documents (en)": [
+        "How many days per week can I work remotely?",
+        "How many days of annual leave do new employees get?",
+        "What is the overtime rule now?",
+    ],
     "documents (zh)": ["国内出差每天的餐补是多少？", "新员工有多少天年假？", "每周可以远程办公几天？"],
     "sql (en)": ["How many customers are older than 30?", "What is the most expensive product?", "How many orders were placed in total?"],
     "sql (zh)": ["年龄大于30的客户有多少？", "最贵的商品是什么？", "一共有多少个订单？"],
@@ -169,8 +174,10 @@ def ingest_throughput(router: RagRouter, docs: int) -> dict:
     from llama_index.core import StorageContext, VectorStoreIndex
     from llama_index.vector_stores.milvus import MilvusVectorStore
 
-    from engines.document_store import LITE_GRPC_OPTIONS, IngestReport, embedding_dim, ingest_documents, load_documents
-    from tools.sources import load_sources
+    from engines.documents.store import IngestReport, ingest_documents, load_documents
+    from engines.milvus import LITE_GRPC_OPTIONS
+    from engines.models.embeddings import embedding_dim
+    from engines.sources import load_sources
 
     scifact = next(s for s in load_sources(DATA_DIR / "eval-sources.yaml") if s.name == "scifact")
     documents = load_documents(scifact, IngestReport(scifact.name))[:docs]
@@ -213,8 +220,10 @@ def markdown(results: dict) -> str:
             rows.append(_row(f"SQL question stage: {stage}", s, None))
     ingest = results["ingest"]
     ours, stock = ingest["ragrouter"], ingest["stock VectorStoreIndex.from_documents"]
-    rows.append(f"| ingest {ingest['documents']} SciFact abstracts | {ours['total_s']} s ({ours['docs_per_s']} docs/s) | "
-                f"{stock['total_s']} s ({stock['docs_per_s']} docs/s) | {ours['total_s'] / stock['total_s']:.2f} |")
+    rows.append(
+        f"| ingest {ingest['documents']} SciFact abstracts | {ours['total_s']} s ({ours['docs_per_s']} docs/s) | "
+        f"{stock['total_s']} s ({stock['docs_per_s']} docs/s) | {ours['total_s'] / stock['total_s']:.2f} |"
+    )
     memory = results["ask_peak_memory"]
     rows.append(f"| `ragrouter ask` peak memory | {memory['peak_rss_mib']:,.0f} MiB ({memory['wall_s']} s wall) | – | – |")
     return "\n".join(rows)
@@ -230,8 +239,8 @@ def main() -> None:
     results.update({"machine": f"{sys.platform}, {len(os.sched_getaffinity(0))} cores", "repeats": args.repeats})
     if not args.steps or "ask_peak_memory" in args.steps:
         results["ask_peak_memory"] = peak_memory_of_ask()  # first: a second process cannot open Milvus Lite while we hold it
-    demo = RagRouter(Settings(), DATA_DIR / "sources.yaml")
-    reference = RagRouter(Settings(), DATA_DIR / "eval-sources.yaml", llm=demo.llm, embed=demo.embed)
+    demo = build_router(Settings(), DATA_DIR / "sources.yaml")
+    reference = build_router(Settings(), DATA_DIR / "eval-sources.yaml", llm=demo.llm, embed=demo.embed)
     steps = {
         "route": lambda: route_times(reference, args.repeats),
         "answer": lambda: answer_times(demo),

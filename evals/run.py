@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
-from engines.router import RagRouter
+from engines.routing.router import RagRouter
 from engines.settings import DATA_DIR, Settings
 from evals.datasets import EvalDataError, load_questions, stratified
 from evals.report import Report
 from evals.runlog import Progress, RunLog
+from tools.build import build_router
 
 # Questions are sliced round-robin over this field, so `--limit 10` still samples every kind of question.
 GROUP_KEY = {"router": "group", "sql": "db", "retrieval": "source", "answers": "group"}
@@ -35,16 +36,27 @@ def _suite(name: str) -> Callable[[RagRouter, list[dict], Report, RunLog], None]
 
 
 def run_suite(
-    suite: str, sources_file: Path, questions: Path | None, limit: int | None, split: str, out: Path | None,
-    router: RagRouter | None = None, on_progress: Progress = lambda system, done, total: None, replay: Path | None = None,
+    suite: str,
+    sources_file: Path,
+    questions: Path | None,
+    limit: int | None,
+    split: str,
+    out: Path | None,
+    router: RagRouter | None = None,
+    on_progress: Progress = lambda system, done, total: None,
+    replay: Path | None = None,
 ) -> Path:
     """Run SUITE and write its report; `router` lets a caller that already holds the models reuse them; `replay`
     (the SQL suite only) is an earlier run's report folder whose stored queries are reused."""
     if replay is not None and (suite != "sql" or not (replay / "items.jsonl").is_file()):
-        raise EvalDataError(f"--replay takes the report folder of an earlier SQL run (holding items.jsonl); {replay} is not one" if suite == "sql" else "--replay is for the sql suite only")
+        raise EvalDataError(
+            f"--replay takes the report folder of an earlier SQL run (holding items.jsonl); {replay} is not one"
+            if suite == "sql"
+            else "--replay is for the sql suite only"
+        )
     items, origin = load_questions(suite, split, questions)
     items = stratified(items, limit, GROUP_KEY[suite])
-    router = router or RagRouter(Settings(), sources_file)
+    router = router or build_router(Settings(), sources_file)
     out = out or router.settings.reports_dir / f"{suite}-{split}"
     report = Report(suite, split, out, origin, len(items), router.settings)
     extra = {"replay": RunLog(replay)} if replay is not None else {}

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
-from rich.console import Console
 from rich import progress as bars
+from rich.console import Console
 
 console = Console(stderr=True, soft_wrap=True)
 
@@ -37,7 +37,13 @@ class RunLog:
         """`measure` each (key, item) not yet logged for `system`; return all of the system's records in order."""
         items = list(items)
         todo = [(k, item) for k, item in items if (system, k) not in self._done]
-        columns = (bars.TextColumn("{task.description}"), bars.BarColumn(), bars.MofNCompleteColumn(), bars.TimeElapsedColumn(), bars.TimeRemainingColumn())
+        columns = (
+            bars.TextColumn("{task.description}"),
+            bars.BarColumn(),
+            bars.MofNCompleteColumn(),
+            bars.TimeElapsedColumn(),
+            bars.TimeRemainingColumn(),
+        )
         with bars.Progress(*columns, console=console, transient=True) as progress, self.path.open("a", encoding="utf-8") as log:
             task = progress.add_task(system, total=len(items), completed=len(items) - len(todo))
             for done, (key, item) in enumerate(todo, len(items) - len(todo) + 1):

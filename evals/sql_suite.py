@@ -12,19 +12,20 @@ from __future__ import annotations
 import itertools
 import time
 from collections import Counter, defaultdict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from llama_index.core import SQLDatabase
 from llama_index.core.query_engine import NLSQLTableQueryEngine
 from sqlalchemy.engine import Engine
 
-from engines.router import RagRouter
-from engines.sql import GuardedSQLDatabase
-from engines.sql_guard import guard_sql
-from engines.sql_knowledge import SqlKnowledgeBase, example_node
-from engines.text_to_sql import TextToSQLQueryEngine
-from evals.datasets import EVAL_DIR, EvalDataError, KAGGLE_DATABASES, kaggle_questions
+from engines.routing.router import RagRouter
+from engines.sql.database import GuardedSQLDatabase
+from engines.sql.engine import TextToSQLQueryEngine
+from engines.sql.guard import guard_sql
+from engines.sql.knowledge import SqlKnowledgeBase, example_node
+from evals.datasets import EVAL_DIR, KAGGLE_DATABASES, EvalDataError, kaggle_questions
 from evals.metrics import latency
 from evals.report import Report, latency_histogram
 from evals.runlog import RunLog
@@ -106,9 +107,15 @@ def _ours(engine: TextToSQLQueryEngine, item: dict, replayed: dict | None) -> di
     metadata, ms = _generate(lambda: engine.replay(item["question"], written))
     attempts = metadata.get("attempts") or [{"sql": None}]
     sql = attempts[-1]["sql"]  # as the model wrote it: the guard's row limit must not cut the scored result
-    return {"sql": sql, "ms": ms, "attempts": len(attempts), "repaired": len(attempts) > 1 and not attempts[-1].get("error"),
-            "overturned": attempts[0].get("chosen", 0) > 0, "raw": attempts[0].get("raw", []),
-            **({"ms": replayed["ms"], "replay_ms": ms} if written is not None else {})}
+    return {
+        "sql": sql,
+        "ms": ms,
+        "attempts": len(attempts),
+        "repaired": len(attempts) > 1 and not attempts[-1].get("error"),
+        "overturned": attempts[0].get("chosen", 0) > 0,
+        "raw": attempts[0].get("raw", []),
+        **({"ms": replayed["ms"], "replay_ms": ms} if written is not None else {}),
+    }
 
 
 def _stock(engine: NLSQLTableQueryEngine, item: dict, replayed: dict | None) -> dict:
@@ -167,7 +174,9 @@ def run_sql_suite(router: RagRouter, items: list[dict], report: Report, log: Run
     knowledge = {db: names[db].knowledge for db in databases}
     add_fewshot_examples(knowledge, report.split)
     limits = {"max_attempts": router.settings.sql_max_attempts, "candidates": router.settings.sql_candidates}
-    ours = {db: TextToSQLQueryEngine(database=d, knowledge=knowledge[db], llm=router.llm, write_answer=False, **limits) for db, d in databases.items()}
+    ours = {
+        db: TextToSQLQueryEngine(database=d, knowledge=knowledge[db], llm=router.llm, write_answer=False, **limits) for db, d in databases.items()
+    }
     stock = {db: NLSQLTableQueryEngine(sql_database=SQLDatabase(d.engine), llm=router.llm, synthesize_response=False) for db, d in databases.items()}
     keyed = [(f"{i}:{q['db']}:{q['question']}", q) for i, q in enumerate(items)]
     earlier = replay.records if replay else {}
@@ -178,10 +187,7 @@ def run_sql_suite(router: RagRouter, items: list[dict], report: Report, log: Run
     }
     golds = [execute(databases[q["db"]].engine, q["gold_sql"]) for q in items]
     results = {
-        name: [
-            {**r, **score(databases[q["db"]], r["sql"], gold, q["gold_sql"], guarded=name == OURS)}
-            for r, q, gold in zip(records, items, golds)
-        ]
+        name: [{**r, **score(databases[q["db"]], r["sql"], gold, q["gold_sql"], guarded=name == OURS)} for r, q, gold in zip(records, items, golds)]
         for name, records in logged.items()
     }
     summaries = {name: summarise(records, items) for name, records in results.items()}

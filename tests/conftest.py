@@ -5,17 +5,27 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 import engines  # noqa: F401  (sets the offline / one-thread environment first)
-from engines.embeddings import build_embedding
+from engines.models.embeddings import build_embedding
 from engines.settings import DATA_DIR, Settings
 
 DEMO_SOURCES = DATA_DIR / "sources.yaml"
+# A test that needs one of these loads the local model (directly, through the router, or in a CLI subprocess).
+SLOW_FIXTURES = {"llm", "router", "cli_env"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests that load the local model as slow, so `make test-fast` can leave them out."""
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
 
 # What the local SearXNG-compatible server answers: a fact no model knows, so a right answer proves the path.
 SEARCH_RESULTS = [
@@ -88,21 +98,21 @@ def demo_settings(tmp_path_factory: pytest.TempPathFactory, search_server: str) 
 
 @pytest.fixture(scope="session")
 def llm(demo_settings: Settings):
-    from engines.llm import build_llm
+    from engines.models.llm import build_llm
 
     return build_llm(demo_settings)
 
 
 @pytest.fixture(scope="session")
 def router(demo_settings: Settings, llm, embed):
-    from engines.ingest import ingest_source
-    from engines.router import RagRouter
-    from tools.sources import DocumentsSource, load_sources
+    from engines.sources import DocumentsSource, load_sources
+    from tools.build import build_router
+    from tools.ingest import ingest_source
 
     for source in load_sources(DEMO_SOURCES):
         if isinstance(source, DocumentsSource):
             ingest_source(source, demo_settings, embed, lambda: llm)
-    return RagRouter(demo_settings, DEMO_SOURCES, llm=llm, embed=embed)
+    return build_router(demo_settings, DEMO_SOURCES, llm=llm, embed=embed)
 
 
 @pytest.fixture()

@@ -5,9 +5,9 @@ import re
 import pytest
 from llama_index.core.schema import QueryBundle
 
-from engines.router import QuestionError
+from engines.routing.router import QuestionError
+from engines.sources import SourcesError
 from tests.conftest import Heard
-from tools.sources import SourcesError
 
 
 def _in_chinese(answer: str) -> bool:

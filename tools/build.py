@@ -1,49 +1,57 @@
-"""Build one QueryEngineTool per source, with the description and profile texts the router needs."""
+"""Build what the router chooses among, from the sources file: one QueryEngineTool per source, with the
+description and profile texts the router reads, and the router over them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from pathlib import Path
 
+from llama_index.core import Settings as LlamaSettings
 from llama_index.core import VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
+from llama_index.core.query_engine import BaseQueryEngine
 from llama_index.core.tools import QueryEngineTool
 
-from engines.coverage_probe import Probe, coverage_probe, probe_copy_path
-from engines.document_store import docstore_path, is_lite, open_index
-from engines.documents import build_documents_engine
-from engines.output_guard import OutputGuard
-from engines.schema_match import SchemaVocabulary, schema_vocabulary
+from engines.answers.output_guard import OutputGuard, load_output_guard
+from engines.crag.workflow import CorrectiveQueryEngine, CorrectiveRAG
+from engines.documents.engine import build_documents_engine
+from engines.documents.store import docstore_path, open_index
+from engines.matching.coverage_probe import coverage_probe, probe_copy_path
+from engines.matching.schema_terms import schema_vocabulary
+from engines.milvus import is_lite
+from engines.models.embeddings import build_embedding
+from engines.models.llm import build_llm
+from engines.routing.router import RagRouter
+from engines.routing.source_tool import SourceTool, profile_texts
 from engines.settings import Settings
-from engines.sql import GuardedSQLDatabase, open_engine, schema_summary
-from engines.sql_knowledge import SqlKnowledgeBase, open_knowledge_base
-from engines.text_to_sql import TextToSQLQueryEngine
+from engines.sources import DocumentsSource, Source, SourcesError, SqlSource, WebSource, load_sources
+from engines.sql.database import GuardedSQLDatabase, open_engine, schema_summary
+from engines.sql.engine import TextToSQLQueryEngine
+from engines.sql.knowledge import open_knowledge_base
 from engines.web import WebQueryEngine
-from tools.descriptions import WEB_DESCRIPTION, WEB_PROFILE, DescriptionCache, clauses, describe_database, table_profile, table_words
-from tools.sources import DocumentsSource, Source, SourcesError, SqlSource, WebSource
+from tools.descriptions import WEB_DESCRIPTION, WEB_PROFILE, DescriptionCache, describe_database, table_profile, table_words
 
 
-@dataclass
-class SourceTool:
-    source: Source
-    tool: QueryEngineTool
-    profile: list[str]
-    database: GuardedSQLDatabase | None = None
-    knowledge: SqlKnowledgeBase | None = None
-    vocabulary: SchemaVocabulary | None = None
-    probe: Probe | None = None
-    index: VectorStoreIndex | None = None
-
-    def profile_with(self, description: str) -> list[str]:
-        """The profile the router would read were `description` the source's own (its contents unchanged)."""
-        contents = self.profile[1 + len(clauses(self.source.description)):]
-        return profile_texts(description, description, contents)
+def build_router(settings: Settings, sources_file: Path | None = None, llm: LLM | None = None, embed: BaseEmbedding | None = None) -> RagRouter:
+    """Everything needed to answer: the sources file read, the models (unless given), one tool per source and
+    the router over them. A bad sources file fails before any model loads."""
+    sources = load_sources(sources_file or settings.sources_file)
+    embed = embed or build_embedding(settings.embed_model, settings.embed_threads)
+    llm = llm or build_llm(settings)
+    # Keep LlamaIndex from reaching for its OpenAI defaults anywhere we did not pass a model explicitly.
+    LlamaSettings.llm, LlamaSettings.embed_model = llm, embed
+    guard = load_output_guard(settings.output_guard_file)
+    return RagRouter(settings, build_tools(sources, settings, llm, embed, guard), llm, embed, guard)
 
 
-def profile_texts(description: str, given: str | None, contents: list[str]) -> list[str]:
-    """A source's profile: the description it routes by, the user's own description clause by clause, then
-    texts of what it holds (the layout `SourceTool.profile_with` relies on)."""
-    return [description, *clauses(given), *contents]
+def _documents_engine(
+    index: VectorStoreIndex, settings: Settings, llm: LLM, embed: BaseEmbedding, language: str, guard: OutputGuard
+) -> BaseQueryEngine:
+    """The plain documents path, or (with `RAGROUTER_CRAG`) the plain path's pieces inside the Corrective RAG workflow."""
+    engine = build_documents_engine(index, settings, llm, embed, language)
+    if not settings.crag:
+        return engine
+    return CorrectiveQueryEngine(workflow=CorrectiveRAG(engine, llm, settings, guard, embed))
 
 
 def _documents_tool(
@@ -54,7 +62,7 @@ def _documents_tool(
         raise SourcesError(f"source '{source.name}' has not been ingested yet: run `ragrouter ingest` (with the same --sources file) first")
     description = source.description or entry["description"]
     index = open_index(source, settings, embed)
-    engine = build_documents_engine(index, settings, llm, embed, source.language, guard)
+    engine = _documents_engine(index, settings, llm, embed, source.language, guard)
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=description)
     profile = profile_texts(description, source.description, entry["samples"])
     probe = coverage_probe(index.vector_store, is_lite(settings.milvus_uri), probe_copy_path(settings.state_dir, source.name))
@@ -71,7 +79,9 @@ def _sql_profile(source: SqlSource, database: GuardedSQLDatabase) -> list[str]:
 def _sql_tool(source: SqlSource, settings: Settings, llm: LLM, embed: BaseEmbedding) -> SourceTool:
     database = GuardedSQLDatabase(open_engine(source, settings.sql_timeout_s), settings.sql_row_limit)
     knowledge = open_knowledge_base(source.name, database.engine, source.knowledge, settings, embed)
-    engine = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=llm, max_attempts=settings.sql_max_attempts, candidates=settings.sql_candidates)
+    engine = TextToSQLQueryEngine(
+        database=database, knowledge=knowledge, llm=llm, max_attempts=settings.sql_max_attempts, candidates=settings.sql_candidates
+    )
     profile = _sql_profile(source, database)
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=profile[0])
     return SourceTool(source, tool, profile, database, knowledge, schema_vocabulary(database.engine), probe=knowledge.coverage)

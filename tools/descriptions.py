@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Callable
 from pathlib import Path
-
-from typing import Callable
 
 from llama_index.core import Document
 from llama_index.core.llms import LLM
 
-from engines.schema_match import split_name
-from tools.sources import DocumentsSource
+from engines.matching.schema_terms import split_name
+from engines.sources import DocumentsSource
 
 WEB_DESCRIPTION = (
     "Web search for current events, news, recent facts, prices, weather, sports results and anything about the "
@@ -82,30 +80,6 @@ def describe_database(name: str, tables: list[str]) -> str:
         f"SQL database '{name}' with tables {'; '.join(tables)}. Answers questions that count, sum, average, "
         "list, filter, rank or compare the records in these tables."
     )
-
-
-# Where a description changes language or starts a new sentence: " / ", Chinese full stops and semicolons, ". ".
-_CLAUSE_BREAK = re.compile(r"\s/\s|[。；]|(?<=\.)\s")
-
-
-def clauses(description: str | None) -> list[str]:
-    """A user's description split where it changes language or sentence, each part embedded on its own.
-
-    A bilingual description embedded whole matches a Chinese question weakly (demo: "年龄大于30的客户有多少？"
-    scored the shop 0.840 against the web's 0.853); its Chinese clause alone scores 0.873. Generated
-    descriptions are one sentence per source and are not split.
-    """
-    text = description or ""
-    # Only breaks outside brackets: "(quantity, order date / 订单、数量、下单日期)" is one clause, not two halves
-    # (the half "订单、数量、下单日期)." scored 0.863 for "年假有多少天？" and took it from the handbook).
-    cuts = [m for m in _CLAUSE_BREAK.finditer(text) if _bracket_depth(text[: m.start()]) == 0]
-    starts = [0] + [m.end() for m in cuts]
-    ends = [m.start() for m in cuts] + [len(text)]
-    return [text[a:b].strip() for a, b in zip(starts, ends) if len(text[a:b].strip()) > 3]
-
-
-def _bracket_depth(text: str) -> int:
-    return sum(text.count(c) for c in "(（[") - sum(text.count(c) for c in ")）]")
 
 
 def table_profile(tables: list[str]) -> list[str]:

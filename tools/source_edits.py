@@ -6,13 +6,13 @@ replaces the old one only once it validates as a whole, so a change that would b
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from io import StringIO
 from pathlib import Path
-from typing import Callable
 
 from ruamel.yaml import YAML
 
-from tools.sources import Source, SourcesError, load_sources
+from engines.sources import Source, SourcesError, load_sources
 
 
 class SourceEditError(ValueError):

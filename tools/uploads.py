@@ -15,9 +15,9 @@ from pathlib import Path
 
 from llama_index.core import Document
 
-from engines.document_store import FILE_TYPES, read_file
+from engines.documents.store import FILE_TYPES, read_file
+from engines.sources import NAME_PATTERN, DocumentsSource, Source, SqlSource, load_sources
 from tools.source_edits import SourceEditError, add_source
-from tools.sources import NAME_PATTERN, DocumentsSource, Source, SqlSource, load_sources
 
 SQLITE_TYPES = {".sqlite", ".sqlite3", ".db"}
 SQLITE_HEADER = b"SQLite format 3\x00"

@@ -6,12 +6,12 @@ import resource
 import pandas as pd
 import streamlit as st
 
-from engines.router import QuestionError
+from engines.routing.router import QuestionError
 from engines.settings import Settings
 from engines.trace import SqlAttempt, Trace
 from ui.charts import result_chart, route_chart, stage_chart
-from ui.passages import highlighted, kept_sentences, passage_facts
 from ui.cli import USER_ERRORS
+from ui.passages import highlighted, kept_sentences, passage_facts
 from ui.resources import load_models, load_router, sources_stamp
 
 st.set_page_config(page_title="ragrouter", page_icon="🧭", layout="wide")
@@ -48,8 +48,17 @@ def settings_sidebar(current: Settings) -> None:
         compress = st.toggle("Compress passages", value=current.compress)
         candidates = st.slider("SQL queries written to vote on (1: the SQL file continued, greedily, only)", 1, 5, current.sql_candidates)
         if st.form_submit_button("Apply"):
-            chosen = {"selector": selector, "crag": crag, "crag_lower": lower, "crag_upper": upper, "crag_answer_support": support,
-                      "crag_ambiguous_support": ambiguous, "rerank": rerank, "compress": compress, "sql_candidates": candidates}
+            chosen = {
+                "selector": selector,
+                "crag": crag,
+                "crag_lower": lower,
+                "crag_upper": upper,
+                "crag_answer_support": support,
+                "crag_ambiguous_support": ambiguous,
+                "rerank": rerank,
+                "compress": compress,
+                "sql_candidates": candidates,
+            }
             st.session_state.overrides = tuple(sorted(chosen.items()))
             st.rerun()
 
@@ -186,7 +195,7 @@ with st.sidebar:
     s = router.settings
     st.write({"llm": s.llm_backend if s.llm_backend != "local" else s.model_path.name, "embeddings": s.embed_model, "web": s.web_backend})
     # Linux reports the peak resident size in KiB: what the model, embeddings and Milvus Lite client hold.
-    st.caption(f"Memory of this process (peak): {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2:.1f} GiB")
+    st.caption(f"Memory of this process (peak): {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2:.1f} GiB")
     settings_sidebar(s)
 
 if "history" not in st.session_state:

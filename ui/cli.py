@@ -7,7 +7,7 @@ import subprocess
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import NoReturn, Optional
+from typing import NoReturn
 
 import typer
 from pydantic import ValidationError
@@ -15,12 +15,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from engines.document_store import StoreLockedError
-from engines.model_files import ModelMissingError
-from engines.router import QuestionError
+from engines.milvus import StoreLockedError
+from engines.models.files import ModelMissingError
+from engines.routing.router import QuestionError
 from engines.settings import Settings
-from engines.sql import DatabaseError
-from tools.sources import SourcesError
+from engines.sources import SourcesError
+from engines.sql.database import DatabaseError
 
 app = typer.Typer(add_completion=False, help="Route questions to documents, SQL databases or the web, and show why.")
 console = Console(stderr=True, soft_wrap=True)
@@ -42,11 +42,11 @@ def _settings() -> Settings:
 
 
 def _ingest_all(settings: Settings, sources_file: Path) -> None:
-    from engines.embeddings import build_embedding
-    from engines.ingest import ingest_source
-    from engines.llm import build_llm
-    from engines.sql import open_engine
-    from tools.sources import DocumentsSource, SqlSource, load_sources
+    from engines.models.embeddings import build_embedding
+    from engines.models.llm import build_llm
+    from engines.sources import DocumentsSource, SqlSource, load_sources
+    from engines.sql.database import open_engine
+    from tools.ingest import ingest_source
 
     sources = load_sources(sources_file)
     for source in sources:  # check every database before any store is written
@@ -58,7 +58,10 @@ def _ingest_all(settings: Settings, sources_file: Path) -> None:
         for source in (s for s in sources if isinstance(s, DocumentsSource)):
             task = progress.add_task(source.name, total=None)
             report = ingest_source(
-                source, settings, embed, lambda: build_llm(settings),
+                source,
+                settings,
+                embed,
+                lambda: build_llm(settings),
                 on_start=lambda total, t=task: progress.update(t, total=total),
                 on_batch=lambda done, t=task: progress.advance(t, done),
             )
@@ -68,7 +71,7 @@ def _ingest_all(settings: Settings, sources_file: Path) -> None:
 
 
 @app.command()
-def ingest(sources: Optional[Path] = SourcesOption) -> None:
+def ingest(sources: Path | None = SourcesOption) -> None:
     """Read, chunk and embed every document source into Milvus (unchanged files add nothing)."""
     settings = _settings()
     try:
@@ -118,18 +121,19 @@ def _print_trace(trace, shown: str) -> None:
 @app.command()
 def ask(
     question: str,
-    sources: Optional[Path] = SourcesOption,
-    source: Optional[str] = typer.Option(None, "--source", help="Skip routing and ask this source."),
+    sources: Path | None = SourcesOption,
+    source: str | None = typer.Option(None, "--source", help="Skip routing and ask this source."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole trace as one JSON object."),
 ) -> None:
     """Ask one question; the answer comes with the route taken and why."""
-    from engines.router import RagRouter, check_question
+    from engines.routing.router import check_question
+    from tools.build import build_router
 
     settings = _settings()
     try:
         check_question(question, settings.max_question_chars)  # fail before loading any model
         streamed = None if as_json else _TerminalAnswer()
-        trace = RagRouter(settings, sources).ask(question, source, listener=streamed)
+        trace = build_router(settings, sources).ask(question, source, listener=streamed)
     except USER_ERRORS as err:
         _fail(err)
     if streamed is None:
@@ -153,12 +157,16 @@ class Split(str, Enum):
 @app.command(name="eval")
 def evaluate(
     suite: Suite,
-    sources: Optional[Path] = typer.Option(None, "--sources", help="Sources the questions are about (default: the suite's data/eval-*.yaml)."),
-    questions: Optional[Path] = typer.Option(None, "--questions", help="JSON lines question file (default: built from ../shared/eval)."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most this many questions, spread over every kind."),
+    sources: Path | None = typer.Option(None, "--sources", help="Sources the questions are about (default: the suite's data/eval-*.yaml)."),
+    questions: Path | None = typer.Option(None, "--questions", help="JSON lines question file (default: built from ../shared/eval)."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="At most this many questions, spread over every kind."),
     split: Split = typer.Option(Split.dev, "--split", help="dev for tuning, test for reporting."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Report folder (default: evals/reports/SUITE-SPLIT); rerunning resumes."),
-    replay: Optional[Path] = typer.Option(None, "--replay", help="sql only: an earlier run's report folder; its stored queries are fixed, voted and scored anew instead of written again."),
+    out: Path | None = typer.Option(None, "--out", help="Report folder (default: evals/reports/SUITE-SPLIT); rerunning resumes."),
+    replay: Path | None = typer.Option(
+        None,
+        "--replay",
+        help="sql only: an earlier run's report folder; its stored queries are fixed, voted and scored anew instead of written again.",
+    ),
 ) -> None:
     """Measure a suite on public data, ours beside LlamaIndex's stock pieces: report.json, report.md, plots."""
     from evals.datasets import EvalDataError
@@ -175,7 +183,9 @@ def evaluate(
 def ui(port: int = typer.Option(8501, help="Port for the Streamlit app.")) -> None:
     """Start the Streamlit chat app."""
     script = Path(__file__).with_name("app.py")
-    raise typer.Exit(subprocess.call([sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port), "--server.headless", "true"]))
+    raise typer.Exit(
+        subprocess.call([sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port), "--server.headless", "true"])
+    )
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from engines.compression import split_sentences
+from engines.language import split_sentences
 from engines.trace import Passage
 
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|$<>~:])")

@@ -9,10 +9,11 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 
 import engines  # noqa: F401  (offline, one-thread environment before any model loads)
-from engines.embeddings import build_embedding
-from engines.llm import build_llm
-from engines.router import RagRouter
+from engines.models.embeddings import build_embedding
+from engines.models.llm import build_llm
+from engines.routing.router import RagRouter
 from engines.settings import Settings
+from tools.build import build_router
 
 
 @st.cache_resource(show_spinner="Loading the model and embeddings…")
@@ -34,4 +35,4 @@ def load_router(overrides: tuple[tuple[str, object], ...] = (), stamp: float = 0
     """A router per combination of sidebar settings (and state of the sources), all on the same model and
     embeddings. `stamp` is only part of the cache key."""
     llm, embed, _ = load_models()
-    return RagRouter(Settings(**dict(overrides)), llm=llm, embed=embed)
+    return build_router(Settings(**dict(overrides)), llm=llm, embed=embed)

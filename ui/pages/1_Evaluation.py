@@ -1,5 +1,5 @@
-"""Evaluation: the latest report of each suite and split (`ragrouter eval`), its numbers, tables and plots; a
-small slice of a suite run from the page."""
+"""Evaluation: the standard report of each suite and split (`ragrouter eval`), newest first, its numbers, tables
+and plots; a small slice of a suite run from the page."""
 
 import json
 import re
@@ -7,17 +7,17 @@ import re
 import pandas as pd
 import streamlit as st
 
-from engines.router import RagRouter
 from engines.settings import Settings
 from evals.datasets import EvalDataError
+from evals.report import SLICE_MARK, listed_reports
 from evals.run import SUITE_SOURCES, run_suite
+from tools.build import build_router
 from ui.cli import USER_ERRORS
 from ui.resources import load_models
 
 st.set_page_config(page_title="ragrouter · evaluation", page_icon="📊", layout="wide")
 st.title("📊 Evaluation")
 st.write("Ours beside LlamaIndex's stock pieces, on public data: the reports `ragrouter eval SUITE --split SPLIT` wrote.")
-
 
 
 def run_slice(reports_dir) -> None:
@@ -37,8 +37,8 @@ def run_slice(reports_dir) -> None:
     llm, embed, lock = load_models()
     try:
         with lock:  # the chat page's questions use the same model
-            router = RagRouter(Settings(), SUITE_SOURCES[suite], llm=llm, embed=embed)
-            run_suite(suite, SUITE_SOURCES[suite], None, limit, split, reports_dir / f"{suite}-{split}-slice{limit}", router, advance)
+            router = build_router(Settings(), SUITE_SOURCES[suite], llm=llm, embed=embed)
+            run_suite(suite, SUITE_SOURCES[suite], None, limit, split, reports_dir / f"{suite}-{split}{SLICE_MARK}{limit}", router, advance)
     except (*USER_ERRORS, EvalDataError) as err:
         st.error(str(err))
     else:
@@ -49,11 +49,12 @@ reports_dir = Settings().reports_dir
 with st.expander("Run a small slice of a suite"):
     run_slice(reports_dir)
 reports, unreadable = {}, []
-for path in sorted(reports_dir.glob("*/report.json")):
+for path in listed_reports(reports_dir):
     try:
         reports[path.parent.name] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         unreadable.append(f"{path.parent.name}: {err}")
+reports = dict(sorted(reports.items(), key=lambda item: str(item[1].get("created", "")), reverse=True))
 if unreadable:
     st.warning("Some reports could not be read and are left out: " + "; ".join(unreadable))
 if not reports:
@@ -70,7 +71,11 @@ st.caption(
 metrics, baseline, ratios = report.get("metrics", {}), report.get("baseline", {}), report.get("ratios", {})
 st.dataframe(
     pd.DataFrame(
-        {"ragrouter": metrics, report.get("baseline_system", "baseline"): {k: baseline.get(k) for k in metrics}, "ours / baseline": {k: ratios.get(k) for k in metrics}}
+        {
+            "ragrouter": metrics,
+            report.get("baseline_system", "baseline"): {k: baseline.get(k) for k in metrics},
+            "ours / baseline": {k: ratios.get(k) for k in metrics},
+        }
     ),
     use_container_width=True,
 )

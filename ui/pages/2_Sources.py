@@ -7,11 +7,12 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from engines.document_store import FILE_TYPES, StoreLockedError, docstore_path
-from engines.ingest import ingest_source
+from engines.documents.store import FILE_TYPES, docstore_path
+from engines.milvus import StoreLockedError
 from engines.settings import Settings
+from engines.sources import DocumentsSource, Source, SourcesError, SqlSource, load_sources
+from tools.ingest import ingest_source
 from tools.source_edits import SourceEditError, set_description
-from tools.sources import DocumentsSource, Source, SourcesError, SqlSource, load_sources
 from tools.uploads import SQLITE_TYPES, UploadError, upload_documents, upload_sqlite
 from ui.cli import USER_ERRORS
 from ui.resources import load_models, load_router, sources_stamp
@@ -37,8 +38,14 @@ def row(source: Source, settings: Settings) -> dict:
         size = _size(source.path) if source.path.exists() else "missing"
         store = docstore_path(settings, source.name)
         ingested = datetime.fromtimestamp(store.stat().st_mtime).strftime("%Y-%m-%d %H:%M") if store.is_file() else "not yet: run `ragrouter ingest`"
-    return {"name": source.name, "kind": source.kind, "location": location, "size": size, "last ingested": ingested,
-            "description": source.description or "(generated from the contents or schema)"}
+    return {
+        "name": source.name,
+        "kind": source.kind,
+        "location": location,
+        "size": size,
+        "last ingested": ingested,
+        "description": source.description or "(generated from the contents or schema)",
+    }
 
 
 def ingest_with_progress(source: DocumentsSource, settings: Settings) -> str:
@@ -104,8 +111,12 @@ def describe_form(sources: list[Source], settings: Settings) -> None:
         except USER_ERRORS as err:
             st.error(str(err))
             return
-        table = pd.DataFrame([{"question": q, "now": now.chosen, "with this description": then.chosen, "moves": now.chosen != then.chosen}
-                              for q, (now, then) in zip(lines, routes)])
+        table = pd.DataFrame(
+            [
+                {"question": q, "now": now.chosen, "with this description": then.chosen, "moves": now.chosen != then.chosen}
+                for q, (now, then) in zip(lines, routes)
+            ]
+        )
         st.caption(f"{int(table['moves'].sum()) if len(table) else 0} of {len(table)} questions would route elsewhere (embedding selector).")
         st.dataframe(table, use_container_width=True)
     if save.button("Save description"):

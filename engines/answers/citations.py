@@ -1,0 +1,75 @@
+"""The documents and web paths' answer engine: LlamaIndex's CitationQueryEngine with each stage timed (retrieve,
+rerank, compress, generate) and its answer streamed to whoever listens (engines/answer_stream.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.base.response.schema import RESPONSE_TYPE, Response
+from llama_index.core.indices.base import BaseIndex
+from llama_index.core.llms import LLM
+from llama_index.core.prompts import BasePromptTemplate
+from llama_index.core.query_engine import CitationQueryEngine
+from llama_index.core.response_synthesizers import BaseSynthesizer, ResponseMode, get_response_synthesizer
+from llama_index.core.schema import NodeWithScore, QueryBundle
+
+from engines.answers.declines import nothing_found
+from engines.answers.streaming import current
+from engines.stage_clock import stage
+
+# The stage each of our node postprocessors is (by LlamaIndex's class_name(); anything else: bookkeeping).
+POSTPROCESSOR_STAGES = {"ColbertRerank": "rerank", "SentenceEmbeddingOptimizer": "compress"}
+
+
+class AnswerEngine(CitationQueryEngine):
+    """CitationQueryEngine timed stage by stage; while an answer stream is open, it answers through a streaming
+    twin of its synthesizer (same model, same prompts) and relays the tokens."""
+
+    _streaming: BaseSynthesizer
+
+    @classmethod
+    def from_args(  # type: ignore[override]
+        cls, index: BaseIndex, llm: LLM, citation_qa_template: BasePromptTemplate, citation_refine_template: BasePromptTemplate, **kwargs: Any
+    ) -> AnswerEngine:
+        engine = super().from_args(
+            index, llm=llm, citation_qa_template=citation_qa_template, citation_refine_template=citation_refine_template, **kwargs
+        )
+        engine._streaming = get_response_synthesizer(
+            llm=llm,
+            text_qa_template=citation_qa_template,
+            refine_template=citation_refine_template,
+            response_mode=ResponseMode.COMPACT,
+            streaming=True,
+        )
+        return engine
+
+    def retrieve(self, query_bundle: QueryBundle, retriever: BaseRetriever | None = None) -> list[NodeWithScore]:
+        """The engine's retrieval and postprocessors; `retriever` replaces its own (Corrective RAG's fusion) when given."""
+        with stage("retrieve"):
+            nodes = (retriever or self._retriever).retrieve(query_bundle)
+        for postprocessor in self._node_postprocessors:
+            with stage(POSTPROCESSOR_STAGES.get(postprocessor.class_name(), "retrieve")):
+                nodes = postprocessor.postprocess_nodes(nodes, query_bundle=query_bundle)
+        return nodes
+
+    def synthesize(
+        self, query_bundle: QueryBundle, nodes: list[NodeWithScore], additional_source_nodes: Sequence[NodeWithScore] | None = None
+    ) -> RESPONSE_TYPE:
+        stream = current()
+        with stage("generate"):
+            if stream is None:
+                return super().synthesize(query_bundle, nodes, additional_source_nodes)
+            streamed = self._streaming.synthesize(
+                query=query_bundle, nodes=self._create_citation_nodes(nodes), additional_source_nodes=additional_source_nodes
+            )
+            text = stream.relay(streamed.response_gen)
+        return Response(response=text, source_nodes=streamed.source_nodes, metadata=streamed.metadata)
+
+    def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
+        # The stock _query calls the synthesizer directly; answering through synthesize() times and streams it.
+        nodes = self.retrieve(query_bundle)
+        if not nodes:  # every passage was set aside (engines/year_scope.py): the stock synthesizer would say "Empty Response"
+            return Response(response=nothing_found(query_bundle.query_str))
+        return self.synthesize(query_bundle, nodes)

@@ -1,0 +1,83 @@
+"""The answer as it is written: its tokens go to a listener (the app, `ragrouter ask`) while the model writes them.
+
+A context variable holds the listener of the question being answered, as the stage clock does for timings, so
+the answering steps need no extra argument: synthesis on the documents and web paths and the SQL answer sentence
+stream only while someone listens, and evals and tests that do not listen run as before. The output guard reads
+the text at every token, so a leak is cut off where it starts matching a rule: the listener is told to withdraw
+what it showed and hears nothing more of that answer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Protocol
+
+from llama_index.core.llms import LLM
+
+from engines.answers.output_guard import OutputGuard
+
+
+class AnswerListener(Protocol):
+    def begin(self) -> None:
+        """A new answer starts (corrective RAG may write a second one after verifying the first)."""
+
+    def token(self, delta: str) -> None:
+        """The next piece of the answer."""
+
+    def withdraw(self, message: str) -> None:
+        """What was shown broke an output-guard rule: show `message` instead."""
+
+
+@dataclass
+class AnswerStream:
+    listener: AnswerListener
+    guard: OutputGuard
+    first_token_at: float | None = None  # time.perf_counter() of the first token of any answer
+
+    def relay(self, tokens: Iterable[str]) -> str:
+        """Pass each token on while the text keeps to the guard's rules; return the whole text either way."""
+        self.listener.begin()
+        text, cut = "", False
+        for delta in tokens:
+            if self.first_token_at is None:
+                self.first_token_at = time.perf_counter()
+            text += delta
+            if cut:
+                continue
+            if rule := self.guard.check(text):
+                self.listener.withdraw(rule.message)
+                cut = True
+            else:
+                self.listener.token(delta)
+        return text
+
+
+_current: ContextVar[AnswerStream | None] = ContextVar("answer_stream", default=None)
+
+
+@contextmanager
+def listening(listener: AnswerListener, guard: OutputGuard) -> Iterator[AnswerStream]:
+    """Stream the answers written while this is open to `listener`."""
+    stream = AnswerStream(listener, guard)
+    token = _current.set(stream)
+    try:
+        yield stream
+    finally:
+        _current.reset(token)
+
+
+def current() -> AnswerStream | None:
+    """The open stream, if anyone listens."""
+    return _current.get()
+
+
+def complete_answer(llm: LLM, prompt: str) -> str:
+    """The model's answer to `prompt`, streamed to the listener when there is one."""
+    stream = current()
+    if stream is None:
+        return llm.complete(prompt).text
+    return stream.relay(r.delta or "" for r in llm.stream_complete(prompt))

@@ -1,0 +1,115 @@
+"""The `ragrouter` command as a user runs it: clear errors, exit code 2, and stores left unchanged."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engines.settings import DATA_DIR
+
+SHOP = DATA_DIR / "demo" / "shop.sqlite"
+
+
+def run(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ui.cli", *args], env=env, capture_output=True, text=True, timeout=600)
+
+
+def _sources(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "sources.yaml"
+    path.write_text("sources:\n" + body, encoding="utf-8")
+    return str(path)
+
+
+def _sql_and_web(tmp_path: Path, db: Path = SHOP) -> str:
+    return _sources(tmp_path, f"  - {{name: shop, kind: sql, path: '{db}'}}\n  - {{name: web, kind: web}}\n")
+
+
+@pytest.mark.parametrize(("question", "message"), [("", "empty"), ("  ", "empty"), ("x" * 50_000, "limit is")])
+def test_bad_question_exits_2(cli_env: dict, question: str, message: str) -> None:
+    result = run(cli_env, "ask", question)
+    assert result.returncode == 2 and message in result.stderr
+
+
+BAD_SETTINGS = [
+    ("RAGROUTER_CRAG_REWRITES", '["hyde", "guess"]'),
+    ("RAGROUTER_SQL_MAX_ATTEMPTS", "9"),
+    ("RAGROUTER_CRAG_ANSWER_SUPPORT", "1.5"),
+    ("RAGROUTER_CRAG_AMBIGUOUS_SUPPORT", "-0.1"),
+    ("RAGROUTER_CRAG_GRADE_COSINE_WEIGHT", "-1"),
+    ("RAGROUTER_CRAG_GRADE_COSINE_CENTER", "2"),
+]
+
+
+@pytest.mark.parametrize(("variable", "value"), BAD_SETTINGS)
+def test_a_bad_setting_is_named_and_exits_2(cli_env: dict, variable: str, value: str) -> None:
+    for command in (["ask", "hello"], ["ingest"], ["eval", "sql"]):
+        result = run({**cli_env, variable: value}, *command)
+        assert result.returncode == 2 and variable in result.stderr and "Traceback" not in result.stderr
+
+
+def test_typo_in_sources_file_exits_2(cli_env: dict, tmp_path: Path) -> None:
+    sources = _sources(tmp_path, "  - {name: shop, kind: sqll, path: x}\n")
+    for command in (["ask", "hello"], ["ingest"]):
+        result = run(cli_env, *command, "--sources", sources)
+        assert result.returncode == 2 and "sources file" in result.stderr and "sql" in result.stderr
+
+
+@pytest.mark.parametrize("content", [None, b"this is not sqlite"])
+def test_bad_database_file_exits_2_and_writes_nothing(cli_env: dict, tmp_path: Path, content: bytes | None) -> None:
+    db = tmp_path / "shop.sqlite"
+    if content is not None:
+        db.write_bytes(content)
+    sources = _sources(
+        tmp_path, f"  - {{name: shop, kind: sql, path: '{db}'}}\n  - {{name: docs, kind: documents, path: '{DATA_DIR / 'demo' / 'handbook'}'}}\n"
+    )
+    result = run(cli_env, "ingest", "--sources", sources)
+    assert result.returncode == 2 and ("does not exist" in result.stderr or "not a SQLite" in result.stderr)
+    assert not Path(cli_env["RAGROUTER_STATE_DIR"]).exists()
+
+
+def test_missing_model_says_how_to_get_it(cli_env: dict, tmp_path: Path) -> None:
+    cli_env["RAGROUTER_MODEL_PATH"] = str(tmp_path / "absent.gguf")
+    result = run(cli_env, "ask", "How many customers are there?", "--sources", _sql_and_web(tmp_path))
+    assert result.returncode == 2 and "make model" in result.stderr
+
+
+def test_locked_milvus_folder_is_named(cli_env: dict, tmp_path: Path) -> None:
+    uri = cli_env["RAGROUTER_MILVUS_URI"]
+    Path(uri).parent.mkdir(parents=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"from pymilvus import MilvusClient; import time; MilvusClient({uri!r}); print('ok', flush=True); time.sleep(120)"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "ok"
+        sources = _sources(tmp_path, f"  - {{name: docs, kind: documents, path: '{DATA_DIR / 'demo' / 'handbook'}'}}\n")
+        result = run(cli_env, "ingest", "--sources", sources)
+        assert result.returncode == 2 and "in use by another process" in result.stderr and uri in result.stderr.replace("\n", "")
+    finally:
+        holder.kill()
+
+
+def test_unknown_source_exits_2(cli_env: dict, tmp_path: Path) -> None:
+    result = run(cli_env, "ask", "hello", "--source", "nope", "--sources", _sql_and_web(tmp_path))
+    assert result.returncode == 2 and "unknown source 'nope'" in result.stderr
+
+
+def test_ask_prints_the_answer_as_it_streams_then_the_route(cli_env: dict, tmp_path: Path) -> None:
+    result = run(cli_env, "ask", "How many orders are there?", "--sources", _sql_and_web(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("60") == 1  # the answer (on stdout) streamed once, not printed again
+    assert "routed to shop" in result.stderr and "SQL:" in result.stderr  # the route beside it, on stderr
+
+
+def test_ask_json_has_the_stable_keys(cli_env: dict, tmp_path: Path) -> None:
+    result = run(cli_env, "ask", "How many orders are there?", "--json", "--sources", _sql_and_web(tmp_path))
+    assert result.returncode == 0, result.stderr
+    trace = json.loads(result.stdout)
+    assert {"route", "answer", "sql", "rows", "passages", "timings_ms", "crag", "declined"} <= set(trace)
+    assert {"chosen", "candidates", "reason", "selector"} <= set(trace["route"])
+    assert trace["route"]["chosen"] == "shop" and trace["rows"] == [[60]]
+    assert trace["crag"] is None and trace["declined"] is False  # CRAG runs on the documents path only
+    assert all({"name", "score"} == set(c) for c in trace["route"]["candidates"])
