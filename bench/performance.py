@@ -24,12 +24,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
 import engines  # noqa: F401  (offline, one thread)
 from engines.routing.router import RagRouter
 from engines.settings import DATA_DIR, Settings
 from evals.datasets import EVAL_DIR, load_questions, retrieval_questions, stratified
+from evals.metrics import latency
 from tools.build import build_router
 
 RESULTS = Path(__file__).resolve().parent / "results.json"
@@ -47,7 +46,7 @@ DEMO_QUESTIONS = {
 
 
 def stats(values: list[float]) -> dict[str, float]:
-    return {"median_ms": round(float(np.median(values)), 1), "p95_ms": round(float(np.percentile(values, 95)), 1), "n": len(values)}
+    return {**latency(values), "n": len(values)}
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -204,7 +203,7 @@ def _row(what: str, ours: dict, base: dict | None) -> str:
 
 
 def markdown(results: dict) -> str:
-    """The README's performance table: ms as median / p95, ours beside the stock piece, ours / stock."""
+    """The performance table (docs/experiments/performance.md): ms as median / p95, ours beside the stock piece, ours / stock."""
     route = results["route"]
     rows = ["| measurement | ragrouter (median / p95 ms) | stock (median / p95 ms) | ours / stock |", "|---|---|---|---|"]
     rows.append(_row("route decision vs EmbeddingSingleSelector", route["ragrouter"], route["stock EmbeddingSingleSelector"]))

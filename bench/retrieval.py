@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import random
 import statistics
 import time
@@ -28,6 +27,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 import engines  # noqa: F401  (offline, one thread)
 from engines.models.embeddings import build_embedding
 from engines.settings import STATE_DIR, Settings
+from evals.metrics import ndcg_at, recall_at
 
 Data = tuple[list[str], list[str], list[set[int]]]
 Encoder = tuple[Callable[[list[str]], np.ndarray], Callable[[list[str]], np.ndarray]]
@@ -87,14 +87,9 @@ def rgb_zh(eval_dir: Path) -> Data:
 
 
 def ndcg_recall(rankings: list[list[int]], relevant: list[set[int]], k: int = 10) -> tuple[float, float]:
-    ndcgs, recalls = [], []
-    for top, rel in zip(rankings, relevant):
-        top = top[:k]
-        dcg = sum(1 / math.log2(i + 2) for i, d in enumerate(top) if d in rel)
-        ideal = sum(1 / math.log2(i + 2) for i in range(min(len(rel), k)))
-        ndcgs.append(dcg / ideal)
-        recalls.append(len(rel & set(top)) / len(rel))
-    return float(np.mean(ndcgs)), float(np.mean(recalls))
+    """Mean nDCG@k and recall@k over questions, by the evaluation suites' own metrics (binary relevance)."""
+    pairs = [([str(d) for d in top], {str(d): 1 for d in rel}) for top, rel in zip(rankings, relevant)]
+    return float(np.mean([ndcg_at(r, g, k) for r, g in pairs])), float(np.mean([recall_at(r, g, k) for r, g in pairs]))
 
 
 def _passage_vectors(name: str, encode: Callable[[list[str]], np.ndarray], passages: list[str]) -> tuple[np.ndarray, float]:

@@ -149,7 +149,3 @@ class Settings(BaseSettings):
     )
     state_dir: Path = Field(default=STATE_DIR, description="Where models, Milvus Lite, docstores and description caches live.")
     reports_dir: Path = Field(default=REPORTS_DIR, description="Where `ragrouter eval` writes and the app's Evaluation page reads.")
-
-
-def get_settings(**overrides: object) -> Settings:
-    return Settings(**overrides)

@@ -198,7 +198,7 @@ def _crag_section(report: Report, records: list[dict], items: list[dict], thresh
 def _at_support(record: dict, support: float, ambiguous: float) -> tuple[str, bool]:
     """The answer shown, and whether it declines, had the answer check passed drafts at `support` (at most the
     run's own threshold: each draft below that was retried, so the records hold every draft a lower one would
-    pass); each check at its band's bar, as engines/crag.py sets it. The first draft that passes is shown;
+    pass); each check at its band's bar, as engines/crag/workflow.py sets it. The first draft that passes is shown;
     otherwise the run's own outcome stands."""
     passed = (
         c["draft"]

@@ -82,7 +82,7 @@ def contains_answer(prediction: str, golds: Sequence[str]) -> float:
 def word_support(question: str, answer: str, contexts: Sequence[str]) -> float:
     """Share (by characters) of the words the answer adds to the question that appear in the contexts; 1.0 when it
     adds none. A faithfulness measure with no model in it: on 50 hand-labelled dev answers the local 1.5B judge
-    told faithful from unfaithful no better than chance (README, "The faithfulness judge against 50 hand labels")."""
+    told faithful from unfaithful no better than chance (docs/experiments/corrective-rag.md, "The faithfulness judge against 50 hand labels")."""
     added = added_words(question, answer)
     text = " ".join(contexts).lower()
     total = sum(len(w) for w in added)

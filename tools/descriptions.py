@@ -91,7 +91,7 @@ def table_words(tables: list[str]) -> list[str]:
     """Each table signature as plain lowercase words (`country(SurfaceArea)` -> `country: surface area`).
 
     Beside `table_profile`, not instead of it: together they routed 95.9 % of Spider dev questions right, the
-    signatures alone 95.1 %, the words alone 95.3 % (README).
+    signatures alone 95.1 %, the words alone 95.3 % (docs/experiments/router.md).
     """
     signatures = (t.rstrip(")").split("(", 1) for t in tables)
     return [f"{split_name(name)}: {', '.join(split_name(c) for c in columns.split(', '))}" for name, columns in signatures]

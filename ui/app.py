@@ -20,7 +20,7 @@ CITATION = re.compile(r"\[(\d+)\]|\bSource (\d+)\b")
 
 
 class StreamedAnswer:
-    """The answer on the page while the model writes it (engines/answer_stream.py); the checked answer replaces it."""
+    """The answer on the page while the model writes it (engines/answers/streaming.py); the checked answer replaces it."""
 
     def __init__(self) -> None:
         self.slot, self.text = st.empty(), ""

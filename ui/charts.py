@@ -33,7 +33,7 @@ def route_chart(trace: Trace) -> alt.Chart:
     )
 
 
-# The documents and web paths' stages, in the order they run (engines/citation_engine.py).
+# The documents and web paths' stages, in the order they run (engines/answers/citations.py).
 ANSWER_STAGES = ("web", "retrieve", "rerank", "compress", "generate")
 
 

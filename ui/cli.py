@@ -81,7 +81,7 @@ def ingest(sources: Path | None = SourcesOption) -> None:
 
 
 class _TerminalAnswer:
-    """The answer printed as the model writes it (engines/answer_stream.py)."""
+    """The answer printed as the model writes it (engines/answers/streaming.py)."""
 
     def __init__(self) -> None:
         self.shown = ""

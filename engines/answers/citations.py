@@ -1,5 +1,5 @@
 """The documents and web paths' answer engine: LlamaIndex's CitationQueryEngine with each stage timed (retrieve,
-rerank, compress, generate) and its answer streamed to whoever listens (engines/answer_stream.py)."""
+rerank, compress, generate) and its answer streamed to whoever listens (engines/answers/streaming.py)."""
 
 from __future__ import annotations
 
@@ -70,6 +70,6 @@ class AnswerEngine(CitationQueryEngine):
     def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         # The stock _query calls the synthesizer directly; answering through synthesize() times and streams it.
         nodes = self.retrieve(query_bundle)
-        if not nodes:  # every passage was set aside (engines/year_scope.py): the stock synthesizer would say "Empty Response"
+        if not nodes:  # every passage was set aside (engines/documents/scope/years.py): the stock synthesizer would say "Empty Response"
             return Response(response=nothing_found(query_bundle.query_str))
         return self.synthesize(query_bundle, nodes)

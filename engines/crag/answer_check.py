@@ -2,7 +2,7 @@
 states the answer to the question.
 
 Asked about its own answer with the passages in view, the default 1.5B model agrees with itself. Over 77 dev
-answers (RGB zh and en, SQuAD 2.0, CMRC2018; a scratch study of 2026-12-01, in the README under "The check on
+answers (RGB zh and en, SQuAD 2.0, CMRC2018; a scratch study of 2026-12-01, in docs/experiments/corrective-rag.md under "The check on
 the evidence sentence"), the probability it gave a GOOD label, asked as the next turn after its answer,
 separated right answers from answers to negative-only passages with AUC 0.67 (a yes/no wording 0.63, "which
 source states it" 0.61). The retrieval grader asked about the one sentence that holds the answer's own words,

@@ -11,7 +11,7 @@ question (a rewrite often retrieves the same ones) is not asked again.
 Given the embedding model, a Chinese question's passage grade also weighs how near the passage lies to the
 question: the grader's logit moves by `cosine_weight` per unit of e5 cosine above `cosine_center`. The 1.5B says
 "yes" to passages on the question's topic about another event; the cosine alone separates RGB zh dev passages about as
-well as the grader does and adds to it (README, "The grader's P(yes) with the embedding's cosine"). Chinese only:
+well as the grader does and adds to it (docs/experiments/corrective-rag.md, "The grader's P(yes) with the embedding's cosine"). Chinese only:
 the weight and center were picked on Chinese passages, and e5 puts English question-passage pairs about 0.05 lower
 (RGB dev, 40 questions each: positives' median cosine 0.874 en, 0.928 zh), so one center would push English down.
 """

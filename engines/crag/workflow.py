@@ -109,7 +109,7 @@ def band(confidence: float, lower: float, upper: float) -> str:
 
 def answer_bar(band_name: str, support: float, ambiguous: float) -> float:
     """The answer check's bar: `support` in the high band, elsewhere `ambiguous` when higher. No passage was graded
-    as stating the answer there, so the sentence the answer rests on is held to more (README, "The ambiguous band's
+    as stating the answer there, so the sentence the answer rests on is held to more (docs/experiments/corrective-rag.md, "The ambiguous band's
     answers held to a higher bar"; the low band since "The grader weighing the e5 cosine")."""
     return support if band_name == "high" else max(support, ambiguous)
 
@@ -177,7 +177,7 @@ class CorrectiveRAG(Workflow):
         nothing_new = state.rewrites > 0 and ids <= state.seen
         state.seen |= ids
         # A rewrite may drop the question's year or numbered thing (a step-back question does), so its retrieval is
-        # held to the question's scope here as the question's own retrieval was (engines/scope.py).
+        # held to the question's scope here as the question's own retrieval was (engines/documents/scope/filter.py).
         scope = self._settings.year_scope, self._settings.number_scope
         nodes = [n for n in ev.nodes if not out_of_scope(state.question, n.node.get_content(), *scope)]
         grade = self._grader.grade(state.question, _texts(nodes), state.graded, self._settings.crag_upper / 10)
@@ -286,7 +286,7 @@ class CorrectiveRAG(Workflow):
     def _stating(self, state: CragState) -> dict[str, float]:
         """The passages graded as stating the answer (the high band's bar): an answer resting on one of them needs
         no second call to be checked, so the high band costs one short call more than plain RAG when the first
-        passage grades high (issue 5's cost bound; README, "The check skipped where the grading already said yes")."""
+        passage grades high (issue 5's cost bound; docs/experiments/corrective-rag.md, "The check skipped where the grading already said yes")."""
         return {text: p for text, p in state.graded.items() if p >= self._settings.crag_upper / 10}
 
     def _unsupported(self, state: CragState, answer: str) -> str:

@@ -95,7 +95,7 @@ class SchemaLinker:
     Schema words re-rank the SQL sources among themselves only: each gets `term_weight` times the IDF-weighted
     share of the question's words that are its table or column words, and then all SQL scores are shifted so
     the best SQL score is what it was. Words like "name" or "id" are in every schema and weigh little, and
-    shared words cannot pull a documents or web question into a database (tuned on Spider dev, README).
+    shared words cannot pull a documents or web question into a database (tuned on Spider dev, docs/experiments/router.md).
     """
 
     def __init__(self, vocabularies: dict[str, SchemaVocabulary], term_weight: float, value_bonus: float) -> None:

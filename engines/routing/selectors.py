@@ -99,7 +99,7 @@ class ProfileEmbeddingSelector(BaseSelector):
         scores = [float(np.max(self._profile(c) @ q)) for c in choices]
         nearest = {c.name: self._probes[c.name](q.tolist()) for c in choices if c.name in self._probes}
         # A nearest chunk must beat the profile by the margin: news questions find loosely related chunks in any
-        # large collection (tuned on dev questions: 0 -> 73.9 % routed right, 0.05 -> 91.9 %, no probe 83.7 %; README).
+        # large collection (tuned on dev questions: 0 -> 73.9 % routed right, 0.05 -> 91.9 %, no probe 83.7 %; docs/experiments/router.md).
         scores = [max(s, nearest[c.name] - self._probe_margin) if c.name in nearest else s for s, c in zip(scores, choices)]
         if self._linker:
             linked = self._linker.adjust(query.query_str, {c.name: s for s, c in zip(scores, choices)})

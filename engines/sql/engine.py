@@ -34,7 +34,7 @@ FENCE = "```"
 SQL_STOP = ["\n\n", ";", "SQLResult:"]
 # Continuing the SQL file, the model comments on its query after it ("-- Answer: 30", "-- Values of ...").
 FILE_STOP = [*SQL_STOP, "--"]
-# Sampled queries for the vote (engines/sql_vote.py): on 120 Spider dev questions 0.7 and 1.0 voted alike.
+# Sampled queries for the vote (engines/sql/vote.py): on 120 Spider dev questions 0.7 and 1.0 voted alike.
 SAMPLE_TEMPERATURE = 0.7
 NO_RESULT_EN = "I could not get an answer from the database: {error}"
 NO_RESULT_ZH = "无法从数据库得到答案：{error}"
@@ -56,7 +56,7 @@ def write_sql(llm: LLM, prompt: str, ballot: int = 0) -> str:
     continuation of the prompt as the SQL file it is, where the model can be continued (the local one); then the
     greedy answer to it as the assistant, then the n-th sampled answer (reproducible on the local model). The
     two greedy queries are about as good and right on different questions, so they vote better than a greedy
-    query and two of its samples (README, text-to-SQL fifteenth step: 344 against 341 of 433 dev questions)."""
+    query and two of its samples (docs/experiments/text-to-sql.md, fifteenth step: 344 against 341 of 433 dev questions)."""
     if can_continue(llm):
         if ballot == 0:
             return extract_sql(llm.continue_prefixed(prompt, SQL_PREFIX, FILE_STOP))

@@ -84,7 +84,7 @@ def table_entry(engine: Engine, table: Table) -> str:
     """The table's CREATE TABLE statement in the database's dialect (columns, types, keys), then, as SQL comments,
     the values of its low-cardinality text columns, so the model writes `'Planned'`, not `'planned'`.
 
-    Measured on 120 Spider dev questions with the 1.5B default (README): CREATE TABLE statements and a SQL-comment
+    Measured on 120 Spider dev questions with the 1.5B default (docs/experiments/text-to-sql.md): CREATE TABLE statements and a SQL-comment
     question got 66.7 % of first attempts right where LlamaIndex's "Table 'x' has columns: ..." summaries got
     54.2 %; three sample rows per table added little (68.3 %) for longer prompts.
     """

@@ -23,7 +23,7 @@ DIALECT_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "mysql": "MySQL
 # The whole prompt reads as a SQL file: CREATE TABLE statements, knowledge as comments, the question as the
 # last comment, and the answer started with SELECT (`SQL_PREFIX`). The code models were trained on such files;
 # on 120 Spider dev questions this got 66.7 % of first attempts right where LlamaIndex's text-to-SQL prompt
-# ("Given an input question, ... SQLQuery: ") with its table summaries got 54.2 % (README).
+# ("Given an input question, ... SQLQuery: ") with its table summaries got 54.2 % (docs/experiments/text-to-sql.md).
 WRITE_SQL = PromptTemplate(
     "{knowledge}{notes}-- Using valid {dialect}, answer the following question for the tables provided above.\n{failed}{question}\n"
 )
@@ -32,7 +32,7 @@ SQL_PREFIX = "SELECT"
 # schema takes tens of seconds to read on 2 cores).
 FAILED_SQL = PromptTemplate("-- This query failed:\n{sql}\n-- Error: {error}\n-- Write a corrected query for the question.\n")
 # The stock synthesis prompt (V2 variables) answers Chinese questions in English; this one is worded in the
-# question's language (engines/prompts.py says why).
+# question's language (engines/answers/prompts.py says why).
 ANSWER_WORDS = {
     "en": {
         "instructions": "Given an input question, answer it in one or two sentences from the SQL query results, "
@@ -64,7 +64,7 @@ def knowledge_block(knowledge: Knowledge, budget_chars: int) -> str:
 
     The chosen tables are listed in a fixed order, not by relevance: then every question on a database whose
     tables all fit shares the prompt up to its question, and llama.cpp reuses that prefix's evaluation instead
-    of reading the whole schema again (measured below in the README).
+    of reading the whole schema again (measured in docs/experiments/performance.md).
     """
     tables, used = [], 0
     for ddl in knowledge.tables:

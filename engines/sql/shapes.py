@@ -25,7 +25,7 @@ question does not call for is left as written:
   COUNT(T1.Employee_ID) DESC LIMIT 1`, which SQLite refuses as a misuse of aggregate): grouped by the columns
   the SELECT shows.
 The prompt comment spelling these out made the model apply them where they did not fit (Spider dev sample A
-100 -> 92 of 120, README); in code they change only queries of the exact shape.
+100 -> 92 of 120, docs/experiments/text-to-sql.md); in code they change only queries of the exact shape.
 """
 
 from __future__ import annotations

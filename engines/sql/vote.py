@@ -3,7 +3,7 @@
 A small model's greedy query is often one wrong join or filter away from right, and sampled queries err in
 different places; the queries that agree on their rows are more often right (self-consistency, Wang et al. 2022,
 applied to execution results as in Ni et al. 2023). Measured on 120 Spider dev questions with the 1.5B default:
-first query right 75.8 %, the most-returned non-empty rows of it and two samples 80.8 % (README).
+first query right 75.8 %, the most-returned non-empty rows of it and two samples 80.8 % (docs/experiments/text-to-sql.md).
 """
 
 from __future__ import annotations

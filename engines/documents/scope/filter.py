@@ -1,5 +1,5 @@
-"""A question's scope: the years and the numbered things it names. A passage about other years (engines/year_scope.py)
-or other numbered things of the same kind (engines/number_scope.py) is set aside before anything reads it: on the
+"""A question's scope: the years and the numbered things it names. A passage about other years (engines/documents/scope/years.py)
+or other numbered things of the same kind (engines/documents/scope/numbers.py) is set aside before anything reads it: on the
 plain path by this node postprocessor, before rerank and compression; in CRAG before grading, its rewrites'
 retrievals included."""
 

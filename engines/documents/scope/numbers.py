@@ -1,7 +1,7 @@
 """A question that names a numbered thing (Pixel 6, Season 17, MU5735, 1500米, 8月) is about that one: a passage
 that names the same kind of thing only with other numbers (Pixel 7, Season 16, 500米, 7月) does not answer it.
 
-The year rule's (engines/year_scope.py) sibling for the other numbers a question names. Counted on RGB's dev
+The year rule's (engines/documents/scope/years.py) sibling for the other numbers a question names. Counted on RGB's dev
 passages with no model involved, after the year rule: of the passages that name the question's kind of thing
 only with other numbers, 0 of 153 zh_refine positives and 75 of 285 negatives; en_fact 0 of 33 and 1 of 121;
 zh_int 0 of 23 and 34 of 491. A number's kind is the Latin word right before it ("Pixel 6", "MU5735") or the

@@ -1,4 +1,4 @@
-"""Execution-guided voting: which of several queries' rows win (the engine's side is in test_text_to_sql.py)."""
+"""Execution-guided voting: which of several queries' rows win (the engine's side is in test_engine.py)."""
 
 from __future__ import annotations
 
