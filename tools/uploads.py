@@ -17,10 +17,10 @@ from llama_index.core import Document
 
 from engines.documents.store import FILE_TYPES, read_file
 from engines.sources import NAME_PATTERN, DocumentsSource, Source, SqlSource, load_sources
+from engines.sql.database import SQLITE_MAGIC
 from tools.source_edits import SourceEditError, add_source
 
 SQLITE_TYPES = {".sqlite", ".sqlite3", ".db"}
-SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 class UploadError(ValueError):
@@ -47,7 +47,7 @@ def read_uploads(files: list[tuple[str, bytes]]) -> list[Document]:
 
 def check_sqlite(name: str, content: bytes) -> list[str]:
     """The tables of an uploaded SQLite file; anything else is refused."""
-    if Path(name).suffix.lower() not in SQLITE_TYPES or not content.startswith(SQLITE_HEADER):
+    if Path(name).suffix.lower() not in SQLITE_TYPES or not content.startswith(SQLITE_MAGIC):
         raise UploadError(f"{name}: not a SQLite database (expected a {'/'.join(sorted(SQLITE_TYPES))} file starting with the SQLite header)")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "upload.sqlite"
