@@ -1,0 +1,1 @@
+"""Corrective RAG, a layer above the documents engine: grade the passages, rewrite or search the web, check the answer."""

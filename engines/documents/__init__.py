@@ -1,0 +1,1 @@
+"""The documents path: the Milvus store and ingest, hybrid retrieval, scope rules, rerank, compression, cited answers."""

@@ -1,0 +1,1 @@
+"""The SQL path: knowledge, prompts, fixes, the guard, the read-only run, the vote, repairs and the answer from rows."""
