@@ -35,9 +35,9 @@ ingest: model
 run: ingest
 	$(PY) -m ui.cli ui
 
-# The browser test drives Debian's chromium (with a Chinese font, or Chinese text renders as boxes); both are
+# The browser test drives Debian's chromium (with a Chinese and an emoji font, or Chinese text and the title's emoji render as boxes); they are
 # installed here when missing, and the test is skipped where they cannot be.
-BROWSER_PACKAGES := chromium fonts-wqy-microhei
+BROWSER_PACKAGES := chromium fonts-wqy-microhei fonts-noto-color-emoji
 chromium:
 	dpkg -s $(BROWSER_PACKAGES) >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq $(BROWSER_PACKAGES) >/dev/null) || echo "chromium could not be installed: tests/ui/test_browser.py will be skipped"
 
