@@ -35,7 +35,7 @@ SLICE_MARK = "-slice"
 def listed_reports(reports_dir: Path) -> list[Path]:
     """The report.json files the Evaluation page lists: the standard reports, then the page's own slices."""
     found = [reports_dir / name / "report.json" for name in STANDARD_REPORTS]
-    slices = sorted(p for p in reports_dir.glob(f"*{SLICE_MARK}*/report.json"))
+    slices = sorted(reports_dir.glob(f"*{SLICE_MARK}*/report.json"))
     return [p for p in found if p.is_file()] + slices
 
 

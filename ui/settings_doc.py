@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Literal, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin
 
 import annotated_types
 from pydantic.fields import FieldInfo
@@ -22,33 +22,28 @@ folder). Generated from `engines/settings.py` by `make docs`; do not edit by han
 """
 
 
-def _choices(annotation: object) -> list[str]:
-    """The values a Literal (or a list of Literals) allows."""
-    if get_origin(annotation) is Literal:
-        return [str(a) for a in get_args(annotation)]
+def _choices(annotation: object) -> str:
+    """The values a Literal (or a list of Literals) allows, as the table shows them."""
     if get_origin(annotation) is list:
         return _choices(get_args(annotation)[0])
-    return []
+    return " \\| ".join(f"`{a}`" for a in get_args(annotation))
 
 
-def _range_of_choices(field: FieldInfo) -> str:
-    return " \\| ".join(f"`{c}`" for c in _choices(field.annotation))
+def _bound(field: FieldInfo, kind: type) -> Any:
+    return next((m for m in field.metadata if isinstance(m, kind)), None)
 
 
 def _range(field: FieldInfo) -> str:
-    if _choices(field.annotation) and get_origin(field.annotation) is Literal:
-        return _range_of_choices(field)
+    if get_origin(field.annotation) is Literal:
+        return _choices(field.annotation)
     if field.annotation is bool:
         return "`true` \\| `false`"
-    low = next((m.ge for m in field.metadata if isinstance(m, annotated_types.Ge)), None)
-    high = next((m.le for m in field.metadata if isinstance(m, annotated_types.Le)), None)
-    if min_length := next((m.min_length for m in field.metadata if isinstance(m, annotated_types.MinLen)), None):
-        return f"at least {min_length} of " + _range_of_choices(field)
-    if low is not None and high is not None:
-        return f"{low} … {high}"
-    if low is not None:
-        return f"≥ {low}"
-    return "any"
+    if shortest := _bound(field, annotated_types.MinLen):
+        return f"at least {shortest.min_length} of {_choices(field.annotation)}"
+    low, high = _bound(field, annotated_types.Ge), _bound(field, annotated_types.Le)
+    if low and high:
+        return f"{low.ge} … {high.le}"
+    return f"≥ {low.ge}" if low else "any"
 
 
 def _default(value: object) -> str:

@@ -23,38 +23,7 @@ from engines.language import split_sentences
 
 CITATION = re.compile(r"\[\d+\]|Source \d+:?")
 # Words that say nothing about what the answer claims: particles, and the answer prompt's own framing.
-FILLER = frozenset(
-    [
-        "的",
-        "了",
-        "是",
-        "在",
-        "和",
-        "有",
-        "为",
-        "将",
-        "被",
-        "由",
-        "资料",
-        "根据",
-        "source",
-        "sources",
-        "the",
-        "a",
-        "an",
-        "of",
-        "in",
-        "on",
-        "at",
-        "to",
-        "is",
-        "was",
-        "were",
-        "and",
-        "by",
-        "for",
-    ]
-)
+FILLER = frozenset("的 了 是 在 和 有 为 将 被 由 资料 根据 source sources the a an of in on at to is was were and by for".split())
 
 
 @dataclass
