@@ -144,8 +144,31 @@ class Settings(BaseSettings):
     schema_value_bonus: float = Field(default=0.02, description="Schema linking: the bonus for a question that names a value stored in the database.")
     max_question_chars: int = Field(default=2000, description="Longer questions are refused with a clear error.")
 
+    # Conversations (engines/conversation/): a follow-up is rewritten to stand alone before it is routed.
+    condense: bool = Field(default=True, description="Rewrite a follow-up in a conversation as a standalone question before routing it.")
+    history_tokens: int = Field(
+        default=1024,
+        ge=64,
+        description="The most tokens of earlier turns the condense step reads; older turns are left out (the trace says how many).",
+    )
+    condense_context_window: int = Field(
+        default=2048,
+        ge=512,
+        description="The context of the local model's second instance that condenses follow-ups (so the answering one keeps its evaluated prompt).",
+    )
+    follow_up_keep_margin: float = Field(
+        default=0.05, ge=0.0, description="A follow-up stays on the previous turn's source unless another source scores more than this above it."
+    )
+
     sources_file: Path = Field(
         default=DATA_DIR / "sources.yaml", description="The sources file: which documents, databases and web search to route among."
     )
     state_dir: Path = Field(default=STATE_DIR, description="Where models, Milvus Lite, docstores and description caches live.")
+    conversations_file: Path | None = Field(
+        default=None, description="The SQLite file of saved conversations (default: conversations.sqlite in the state folder, beside Milvus Lite)."
+    )
     reports_dir: Path = Field(default=REPORTS_DIR, description="Where `ragrouter eval` writes and the app's Evaluation page reads.")
+
+    @property
+    def conversations_path(self) -> Path:
+        return self.conversations_file or self.state_dir / "conversations.sqlite"

@@ -21,6 +21,7 @@ class RouteRecord(BaseModel):
     reason: str
     selector: str
     fallback: bool = False
+    kept_previous: bool = False  # a follow-up kept the previous turn's source (engines/routing/router.py)
 
 
 class Passage(BaseModel):
@@ -67,8 +68,20 @@ class CragRecord(BaseModel):
     llm_calls: int = 0
 
 
+class ConversationRecord(BaseModel):
+    """Where the question stands in its conversation and how it became the question routed."""
+
+    id: str
+    turn: int  # from 1
+    follow_up: str | None = None  # what marked it as a follow-up (engines/conversation/standalone.py); None: it stands alone
+    rewritten: bool = False
+    dropped_turns: int = 0  # earlier turns the condense step left out because they would not fit
+
+
 class Trace(BaseModel):
     question: str
+    standalone_question: str = ""  # the question routed: `question`, or the follow-up rewritten to stand alone
+    conversation: ConversationRecord | None = None
     route: RouteRecord | None = None
     answer: str = ""
     sql: str | None = None
@@ -76,7 +89,9 @@ class Trace(BaseModel):
     columns: list[str] = Field(default_factory=list)
     sql_attempts: list[SqlAttempt] = Field(default_factory=list)
     passages: list[Passage] = Field(default_factory=list)
-    timings_ms: dict[str, float] = Field(default_factory=dict)  # total, route, answer, first_token (when streamed), the stages
+    timings_ms: dict[str, float] = Field(
+        default_factory=dict
+    )  # total, condense (in a conversation), route, answer, first_token (when streamed), the stages
     llm_calls: int = 0  # every call to the model while answering, routing included
     web_unavailable: bool = False
     crag: CragRecord | None = None

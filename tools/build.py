@@ -80,7 +80,12 @@ def _sql_tool(source: SqlSource, settings: Settings, llm: LLM, embed: BaseEmbedd
     database = GuardedSQLDatabase(open_engine(source, settings.sql_timeout_s), settings.sql_row_limit)
     knowledge = open_knowledge_base(source.name, database.engine, source.knowledge, settings, embed)
     engine = TextToSQLQueryEngine(
-        database=database, knowledge=knowledge, llm=llm, max_attempts=settings.sql_max_attempts, candidates=settings.sql_candidates
+        database=database,
+        knowledge=knowledge,
+        llm=llm,
+        source_name=source.name,
+        max_attempts=settings.sql_max_attempts,
+        candidates=settings.sql_candidates,
     )
     profile = _sql_profile(source, database)
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=profile[0])

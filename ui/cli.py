@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from enum import Enum
 from pathlib import Path
 from typing import NoReturn
@@ -15,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from engines.conversation.store import ConversationIdError, ConversationStore, ConversationStoreError
 from engines.milvus import StoreLockedError
 from engines.models.files import ModelMissingError
 from engines.routing.router import QuestionError
@@ -24,7 +26,7 @@ from engines.sql.database import DatabaseError
 
 app = typer.Typer(add_completion=False, help="Route questions to documents, SQL databases or the web, and show why.")
 console = Console(stderr=True, soft_wrap=True)
-USER_ERRORS = (SourcesError, QuestionError, StoreLockedError, ModelMissingError, DatabaseError)
+USER_ERRORS = (SourcesError, QuestionError, StoreLockedError, ModelMissingError, DatabaseError, ConversationIdError, ConversationStoreError)
 SourcesOption = typer.Option(None, "--sources", help="Sources YAML file (default: data/sources.yaml).")
 
 
@@ -118,28 +120,172 @@ def _print_trace(trace, shown: str) -> None:
         console.print(f"[dim]- {p.source}/{p.id}: {p.text[:120]!r}[/]")
 
 
+def _print_conversation(trace) -> None:
+    """Where the turn stands in its conversation, and the question routed when it was rewritten."""
+    conversation = trace.conversation
+    if conversation is None:
+        return
+    if trace.standalone_question != trace.question:
+        console.print(f"[magenta]asked as:[/] {trace.standalone_question}")
+    console.print(f"[dim]conversation {conversation.id}, turn {conversation.turn} (continue it with --conversation {conversation.id})[/]")
+    for note in trace.notes:
+        console.print(f"[yellow]note:[/] {note}")
+
+
+ConversationOption = typer.Option(None, "--conversation", help="Continue (or start) the conversation with this id.")
+
+
 @app.command()
 def ask(
     question: str,
     sources: Path | None = SourcesOption,
     source: str | None = typer.Option(None, "--source", help="Skip routing and ask this source."),
+    conversation: str | None = ConversationOption,
     as_json: bool = typer.Option(False, "--json", help="Print the whole trace as one JSON object."),
 ) -> None:
-    """Ask one question; the answer comes with the route taken and why."""
+    """Ask one question; the answer comes with the route taken and why. With --conversation, a follow-up."""
+    from engines.conversation.store import check_conversation_id
     from engines.routing.router import check_question
     from tools.build import build_router
+    from tools.chat import build_chat
 
     settings = _settings()
     try:
         check_question(question, settings.max_question_chars)  # fail before loading any model
+        if conversation is not None:
+            check_conversation_id(conversation)
         streamed = None if as_json else _TerminalAnswer()
-        trace = build_router(settings, sources).ask(question, source, listener=streamed)
+        router = build_router(settings, sources)
+        if conversation is None:
+            trace = router.ask(question, source, listener=streamed)
+        else:
+            trace = build_chat(router).ask(question, conversation, streamed, source)
     except USER_ERRORS as err:
         _fail(err)
     if streamed is None:
         print(json.dumps(trace.model_dump(mode="json"), ensure_ascii=False, indent=1))
     else:
         _print_trace(trace, streamed.shown)
+        _print_conversation(trace)
+
+
+def _print_history(store: ConversationStore, conversation_id: str) -> None:
+    for n, turn in enumerate(store.turns(conversation_id), 1):
+        route = turn.route.chosen if turn.route else "?"
+        asked = f"  (asked as: {turn.standalone_question})" if turn.standalone_question not in ("", turn.question) else ""
+        console.print(f"[bold]{n}. {turn.question}[/]{asked}\n   [dim]{route}:[/] {turn.answer}")
+
+
+@app.command()
+def chat(
+    sources: Path | None = SourcesOption,
+    conversation: str | None = ConversationOption,
+) -> None:
+    """Ask question after question; follow-ups know what came before. /new starts over, /history shows the turns, Ctrl-D leaves."""
+    from engines.conversation.store import check_conversation_id
+    from tools.build import build_router
+    from tools.chat import build_chat
+
+    settings = _settings()
+    try:
+        current = check_conversation_id(conversation) if conversation else None
+        session = build_chat(build_router(settings, sources))
+    except USER_ERRORS as err:
+        _fail(err)
+    console.print("[dim]Ask a question. /new starts a new conversation, /history shows this one, Ctrl-D leaves.[/]")
+    while True:
+        try:
+            line = input("» ").strip()
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return
+        if line == "/new":
+            current = None
+            console.print("[dim]A new conversation starts with your next question.[/]")
+            continue
+        if line == "/history":
+            if current is None:
+                console.print("[dim]Nothing asked yet in this conversation.[/]")
+            else:
+                try:
+                    _print_history(session.store, current)
+                except ConversationStoreError as err:
+                    console.print(f"[bold red]error:[/] {err}")
+            continue
+        streamed = _TerminalAnswer()
+        try:
+            trace = session.ask(line, current, streamed)
+        except QuestionError as err:
+            console.print(f"[bold red]error:[/] {err}")
+            continue
+        _print_trace(trace, streamed.shown)
+        _print_conversation(trace)
+        current = trace.conversation.id
+
+
+conversations_app = typer.Typer(help="List, show, rename and delete saved conversations.", no_args_is_help=True)
+app.add_typer(conversations_app, name="conversations")
+
+
+def _store() -> ConversationStore:
+    return ConversationStore(_settings().conversations_path)
+
+
+@conversations_app.command("list")
+def conversations_list() -> None:
+    """Every saved conversation, the most recent first."""
+    try:
+        found = _store().recent()
+    except ConversationStoreError as err:
+        _fail(err)
+    table = Table("id", "title", "turns", "last used", title=f"{len(found)} conversations")
+    for c in found:
+        table.add_row(c.id, c.title, str(c.turns), time.strftime("%Y-%m-%d %H:%M", time.localtime(c.updated)))
+    Console(soft_wrap=True).print(table)
+
+
+def _known(store: ConversationStore, conversation_id: str) -> None:
+    from engines.conversation.store import check_conversation_id
+
+    if not store.exists(check_conversation_id(conversation_id)):
+        raise ConversationIdError(f"there is no conversation '{conversation_id}' (`ragrouter conversations list` shows them)")
+
+
+@conversations_app.command("show")
+def conversations_show(conversation_id: str, as_json: bool = typer.Option(False, "--json", help="Every turn's whole trace, as JSON.")) -> None:
+    """A conversation's turns: each question, the question routed, the source and the answer."""
+    store = _store()
+    try:
+        _known(store, conversation_id)
+        if as_json:
+            print(json.dumps([t.model_dump(mode="json") for t in store.turns(conversation_id)], ensure_ascii=False, indent=1))
+        else:
+            _print_history(store, conversation_id)
+    except (ConversationIdError, ConversationStoreError) as err:
+        _fail(err)
+
+
+@conversations_app.command("rename")
+def conversations_rename(conversation_id: str, title: str) -> None:
+    """Give a conversation another title."""
+    store = _store()
+    try:
+        _known(store, conversation_id)
+        store.rename(conversation_id, title)
+    except (ConversationIdError, ConversationStoreError) as err:
+        _fail(err)
+
+
+@conversations_app.command("delete")
+def conversations_delete(conversation_id: str) -> None:
+    """Delete a conversation and its turns (nothing else)."""
+    store = _store()
+    try:
+        _known(store, conversation_id)
+        store.delete(conversation_id)
+    except (ConversationIdError, ConversationStoreError) as err:
+        _fail(err)
+    console.print(f"deleted conversation {conversation_id}")
 
 
 class Suite(str, Enum):

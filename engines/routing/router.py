@@ -16,6 +16,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from engines.answers.declines import declines
 from engines.answers.output_guard import OutputGuard
 from engines.answers.streaming import AnswerListener, listening
+from engines.conversation.previous import PreviousTurn, following
 from engines.matching.schema_terms import SchemaLinker
 from engines.routing.selectors import Floor, LLMWithFallbackSelector, ProfileEmbeddingSelector, ScoredSelection
 from engines.routing.source_tool import SourceTool
@@ -67,27 +68,50 @@ class RagRouter:
                 return tool
         raise SourcesError(f"unknown source '{name}'; known sources: {', '.join(t.source.name for t in self.tools)}")
 
-    def ask(self, question: str, source: str | None = None, listener: AnswerListener | None = None) -> Trace:
+    def ask(self, question: str, source: str | None = None, listener: AnswerListener | None = None, previous: PreviousTurn | None = None) -> Trace:
         """Route (or use the named source), answer, and record why and how long each step took. A `listener`
-        hears the answer token by token while the model writes it."""
+        hears the answer token by token while the model writes it. `previous`: the turn a follow-up follows; its
+        source is kept unless another scores clearly higher, and the path that answers may build on it."""
         text = check_question(question, self.settings.max_question_chars)
-        forced = self.tool(source) if source else None
-        trace = Trace(question=text)
+        trace = Trace(question=text, standalone_question=text)
         start = time.perf_counter()
-        with question_clock() as clock, listening(listener, self.guard) if listener else nullcontext() as stream:
-            response = forced.tool.query_engine.query(text) if forced else self.engine.query(text)
+        with question_clock() as clock, listening(listener, self.guard) if listener else nullcontext() as stream, following(previous):
+            trace.route, route_ms, response = self._route_and_answer(text, source, previous)
         trace.timings_ms["total"] = round((time.perf_counter() - start) * 1000, 1)
         if stream is not None and stream.first_token_at is not None:
             trace.timings_ms["first_token"] = round((stream.first_token_at - start) * 1000, 1)
         trace.timings_ms.update(clock.ms)
         trace.llm_calls = clock.llm_calls
         trace.notes.extend(clock.notes)
-        trace.route = self._route_record(response, forced)
-        chosen = forced or self.tool(trace.route.chosen)
-        trace.timings_ms["route"] = 0.0 if forced else response.metadata["selector_result"].elapsed_ms
-        trace.timings_ms["answer"] = round(trace.timings_ms["total"] - trace.timings_ms["route"], 1)
-        self._fill_answer(trace, response, chosen)
+        trace.timings_ms["route"] = route_ms
+        trace.timings_ms["answer"] = round(trace.timings_ms["total"] - route_ms, 1)
+        self._fill_answer(trace, response, self.tool(trace.route.chosen))
         return trace
+
+    def _route_and_answer(self, text: str, source: str | None, previous: PreviousTurn | None) -> tuple[RouteRecord, float, Response]:
+        """The route taken, the time it took (ms) and the chosen engine's response."""
+        if source:
+            route = RouteRecord(chosen=self.tool(source).source.name, candidates=[], reason="source named by the user", selector="forced")
+            return route, 0.0, self.tool(source).tool.query_engine.query(text)
+        if previous is None or previous.source not in {t.source.name for t in self.tools}:
+            response = self.engine.query(text)
+            result = response.metadata["selector_result"]
+            return self._record(result), result.elapsed_ms, response
+        result = self._select(self.selector, text)
+        route = self._kept(self._record(result), previous.source)
+        return route, result.elapsed_ms, self.tool(route.chosen).tool.query_engine.query(text)
+
+    def _kept(self, route: RouteRecord, previous: str) -> RouteRecord:
+        """A follow-up stays on the previous turn's source unless another scores more than the margin above it."""
+        scores = {c.name: c.score for c in route.candidates}
+        margin = self.settings.follow_up_keep_margin
+        if route.chosen == previous or previous not in scores or scores[route.chosen] - scores[previous] > margin:
+            return route
+        reason = (
+            f"a follow-up stays on the previous turn's source, {previous} ({scores[previous]:.3f}), unless another scores more than "
+            f"{margin} above it; {route.chosen} scored {scores[route.chosen]:.3f}. The selector said: {route.reason}"
+        )
+        return route.model_copy(update={"chosen": previous, "reason": reason, "kept_previous": True})
 
     def routes_by_selector(self, question: str) -> dict[str, tuple[RouteRecord, float]]:
         """The route (and its time in ms) each selector would take for `question`, without answering it."""
@@ -108,11 +132,6 @@ class RagRouter:
         """Route `question` with `selector` only (nothing is answered)."""
         choices = [t.tool.metadata for t in self.tools]
         return selector.select(choices, QueryBundle(check_question(question, self.settings.max_question_chars)))
-
-    def _route_record(self, response: Response, forced: SourceTool | None) -> RouteRecord:
-        if forced:
-            return RouteRecord(chosen=forced.source.name, candidates=[], reason="source named by the user", selector="forced")
-        return self._record(response.metadata["selector_result"])
 
     def _record(self, result: ScoredSelection) -> RouteRecord:
         candidates = sorted(

@@ -16,13 +16,14 @@ from llama_index.core.llms import LLM
 from llama_index.core.query_engine import CustomQueryEngine
 
 from engines.answers.streaming import complete_answer
+from engines.conversation.previous import previous_turn
 from engines.language import has_chinese
 from engines.models.llm import can_continue, complete_with_prefix
 from engines.sql.database import GuardedSQLDatabase
 from engines.sql.fixes import fix_columns
 from engines.sql.guard import SQLRefused
 from engines.sql.knowledge import Knowledge, SqlKnowledgeBase
-from engines.sql.prompts import ANSWER_FROM_ROWS, SQL_PREFIX, repair_prompt, write_prompt
+from engines.sql.prompts import ANSWER_FROM_ROWS, SQL_PREFIX, previous_block, repair_prompt, write_prompt
 from engines.sql.repair import Failure, classify_error, classify_refusal, repair_hint
 from engines.sql.schema import Schema, read_schema
 from engines.sql.shapes import reshape
@@ -74,6 +75,7 @@ class TextToSQLQueryEngine(CustomQueryEngine):
     database: GuardedSQLDatabase
     knowledge: SqlKnowledgeBase
     llm: LLM
+    source_name: str = ""  # the source it answers for: a follow-up builds on the previous query only when it ran here
     write_answer: bool = True  # False: rows and SQL only (the SQL suite scores only the SQL)
     max_attempts: int = 3
     candidates: int = 1  # queries written for the first attempt (`write_sql`'s ballots); their rows vote
@@ -110,7 +112,8 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         """Write, guard and run SQL until it runs or fails for good; the attempts and the rows of the one that ran.
         `replayed`: the first attempt's queries as an earlier run wrote them."""
         dialect = self.database.dialect
-        prompt = write_prompt(question, knowledge, dialect, self.schema_budget_chars)
+        previous = self._previous_query()
+        prompt = write_prompt(question, knowledge, dialect, self.schema_budget_chars, previous=previous)
         attempts: list[SqlAttempt] = []
         while len(attempts) < self.max_attempts:
             start = time.perf_counter()
@@ -122,7 +125,7 @@ class TextToSQLQueryEngine(CustomQueryEngine):
             written = [fixed[sql] for sql in raw if fixed[sql][0]]
             if not written:  # the model closed its SQL block at once: ask again, as for a syntax error
                 attempts.append(SqlAttempt(sql="", error="the model wrote no SQL", kind="empty", ms=_since(start), raw=raw))
-                prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, "(nothing)", "the answer held no SQL")
+                prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, "(nothing)", "the answer held no SQL", previous)
                 continue
             sql = written[0][0]
             if any(a.sql == sql for a in attempts):  # the model repeats itself: more tries will not help
@@ -137,8 +140,15 @@ class TextToSQLQueryEngine(CustomQueryEngine):
             if not failure.fixable:
                 break
             hint = repair_hint(failure, self.schema.names)
-            prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, attempt.sql, hint)
+            prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, attempt.sql, hint, previous)
         return attempts, {}
+
+    def _previous_query(self) -> str:
+        """The previous turn's question and query, when this is a follow-up to a query that ran on this source."""
+        turn = previous_turn()
+        if turn is None or not turn.sql or turn.source != self.source_name:
+            return ""
+        return previous_block(turn.question, turn.sql)
 
     def _vote(self, written: list[tuple[str, list[str]]]) -> tuple[SqlAttempt, Failure | None, dict]:
         """Run each distinct query (guarded, like any other) and keep the one whose rows most of them returned;

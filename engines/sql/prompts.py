@@ -25,8 +25,11 @@ DIALECT_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "mysql": "MySQL
 # on 120 Spider dev questions this got 66.7 % of first attempts right where LlamaIndex's text-to-SQL prompt
 # ("Given an input question, ... SQLQuery: ") with its table summaries got 54.2 % (docs/experiments/text-to-sql.md).
 WRITE_SQL = PromptTemplate(
-    "{knowledge}{notes}-- Using valid {dialect}, answer the following question for the tables provided above.\n{failed}{question}\n"
+    "{knowledge}{notes}{previous}-- Using valid {dialect}, answer the following question for the tables provided above.\n{failed}{question}\n"
 )
+# A follow-up in a conversation sees the query it follows, after the schema (so the schema's evaluation is still
+# reused) and before its own question: "only those in Asia" edits that query.
+PREVIOUS_QUERY = PromptTemplate("-- The previous question in this conversation, and the query that answered it:\n{question}\n{sql};\n")
 SQL_PREFIX = "SELECT"
 # Placed after everything the first prompt shares with the repair, so llama.cpp reuses that evaluation (a large
 # schema takes tens of seconds to read on 2 cores).
@@ -80,13 +83,19 @@ def knowledge_block(knowledge: Knowledge, budget_chars: int) -> str:
     return "\n\n".join(parts) + "\n\n"
 
 
-def write_prompt(question: str, knowledge: Knowledge, dialect: str, budget_chars: int, failed: str = "") -> str:
+def previous_block(question: str, sql: str) -> str:
+    return PREVIOUS_QUERY.format(question=_comment(question), sql=sql.strip().rstrip(";"))
+
+
+def write_prompt(question: str, knowledge: Knowledge, dialect: str, budget_chars: int, failed: str = "", previous: str = "") -> str:
     block = knowledge_block(knowledge, budget_chars)
     dated = any(DATE_COLUMN.search(ddl) for ddl in knowledge.tables)
     notes = f"-- {dialect_name(dialect)} dates: {DIALECT_NOTES.get(dialect, 'use the dialect’s own date functions.')}\n" if dated else ""
-    return WRITE_SQL.format(dialect=dialect_name(dialect), notes=notes, knowledge=block, question=_comment(question), failed=failed)
+    return WRITE_SQL.format(
+        dialect=dialect_name(dialect), notes=notes, knowledge=block, question=_comment(question), failed=failed, previous=previous
+    )
 
 
-def repair_prompt(question: str, knowledge: Knowledge, dialect: str, budget_chars: int, sql: str, error: str) -> str:
+def repair_prompt(question: str, knowledge: Knowledge, dialect: str, budget_chars: int, sql: str, error: str, previous: str = "") -> str:
     """The first prompt, with the failed query and its error just before the question."""
-    return write_prompt(question, knowledge, dialect, budget_chars, FAILED_SQL.format(sql=sql, error=" ".join(error.split())))
+    return write_prompt(question, knowledge, dialect, budget_chars, FAILED_SQL.format(sql=sql, error=" ".join(error.split())), previous)

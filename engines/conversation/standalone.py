@@ -1,0 +1,48 @@
+"""The cheap check run before any model call: does a question lean on what came before it?
+
+A question with none of the marks of a follow-up (a pronoun or demonstrative that points back, an opening like
+"and" or "what about", Chinese 呢/那/他们…, or too few words to stand alone) is routed exactly as asked, so a
+first question or a new topic costs no model call. Written by hand: no library decides this without a model.
+"""
+
+from __future__ import annotations
+
+import re
+
+from engines.language import has_chinese
+
+# Words that point back to something named earlier. "that" and "this" are left out: they open relative clauses
+# and name the present ("customers that are older", "this year") far more often than they point back.
+POINTING_BACK = re.compile(
+    r"\b(it|its|they|them|their|theirs|those|these|he|she|him|his|her|hers|same|former|latter|"
+    r"above|aforementioned|previous|instead|ones|that one|this one|which one|the rest|the others?)\b",
+    re.I,
+)
+FOLLOW_UP_OPENINGS = re.compile(
+    r"^(and|but|or|also|only|just|then|what about|how about|what if|same|of these|of those|among|"
+    r"sort|order|group|show only|list only|now only|now sort|now show|now list|how many of|which of|what else)\b",
+    re.I,
+)
+CHINESE_MARKS = re.compile(
+    r"呢[？?]?$|^(那|还有|再|只|另外|同样|其中|按)|他们|她们|它们|它|这些|那些|上述|以上|前面|刚才|其|该|这个|那个|分别|按.{0,8}(统计|排序|分组|排列)"
+)
+MIN_WORDS = 4  # fewer English words than this rarely make a question of their own ("In Asia?", "Beijing?")
+MIN_CHINESE_CHARS = 6
+
+
+def follow_up_mark(question: str) -> str | None:
+    """What marks `question` as a follow-up (for the trace), or None when it stands alone."""
+    text = question.strip()
+    if has_chinese(text):
+        if match := CHINESE_MARKS.search(text):
+            return f"it says '{match.group(0)}'"
+        if len(re.sub(r"\W", "", text)) < MIN_CHINESE_CHARS:
+            return "it is too short to stand alone"
+        return None
+    if match := FOLLOW_UP_OPENINGS.search(text):
+        return f"it opens with '{match.group(0)}'"
+    if match := POINTING_BACK.search(text):
+        return f"'{match.group(0)}' points back"
+    if len(re.findall(r"\w+", text)) < MIN_WORDS:
+        return "it is too short to stand alone"
+    return None

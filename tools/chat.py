@@ -1,0 +1,99 @@
+"""A question inside a conversation: the earlier turns read, the follow-up made standalone, routed and answered
+as any question, and the turn saved with its trace."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from llama_index.core.llms import LLM
+
+from engines.answers.streaming import AnswerListener
+from engines.conversation.condense import Condensed, Condenser
+from engines.conversation.previous import PreviousTurn
+from engines.conversation.store import ConversationStore, ConversationStoreError, check_conversation_id
+from engines.models.llm import build_llm
+from engines.routing.router import RagRouter, check_question
+from engines.settings import Settings
+from engines.trace import ConversationRecord, Trace
+
+
+def condense_llm(settings: Settings, llm: LLM) -> LLM:
+    """The model that condenses follow-ups: for the local model a second, small context of the same file
+    (llama.cpp maps the weights once), so the condense prompt does not evict the answering context's evaluated
+    schema; an endpoint serves both."""
+    if settings.llm_backend != "local" or not settings.condense:
+        return llm
+    return build_llm(settings.model_copy(update={"context_window": settings.condense_context_window}))
+
+
+def previous_of(trace: Trace) -> PreviousTurn | None:
+    """What a follow-up of `trace` builds on: its routed question, its source and the query as written (without
+    the guard's row limit)."""
+    if trace.route is None:
+        return None
+    sql = trace.sql_attempts[-1].sql if trace.sql_attempts and not trace.sql_attempts[-1].error else None
+    return PreviousTurn(question=trace.standalone_question or trace.question, source=trace.route.chosen, sql=sql)
+
+
+class Chat:
+    """The router with a memory: `ask` takes a conversation id, and a history store that fails is a note, not a
+    lost answer."""
+
+    def __init__(self, router: RagRouter, store: ConversationStore, condenser: Condenser) -> None:
+        self.router, self.store, self.condenser = router, store, condenser
+
+    def ask(self, question: str, conversation_id: str | None, listener: AnswerListener | None = None, source: str | None = None) -> Trace:
+        text = check_question(question, self.router.settings.max_question_chars)  # an empty follow-up is refused like any question
+        notes: list[str] = []
+        conversation_id, turns, saved = self._open(conversation_id, notes)
+        start = time.perf_counter()
+        condensed = self.condenser.condense(text, turns) if self.router.settings.condense else Condensed(text, None, False, 0, 0)
+        condense_ms = round((time.perf_counter() - start) * 1000, 1)
+        previous = previous_of(turns[-1]) if turns and condensed.mark else None
+        trace = self.router.ask(condensed.question, source, listener, previous)
+        trace.question, trace.standalone_question = text, condensed.question
+        trace.timings_ms["condense"] = condense_ms
+        trace.timings_ms["total"] = round(trace.timings_ms["total"] + condense_ms, 1)
+        trace.llm_calls += condensed.llm_calls
+        trace.notes = notes + ([condensed.note] if condensed.note else []) + trace.notes
+        if condensed.dropped_turns:
+            trace.notes.append(f"The {condensed.dropped_turns} oldest turns did not fit the history the condense step reads and were left out.")
+        trace.conversation = ConversationRecord(
+            id=conversation_id,
+            turn=len(turns) + 1,
+            follow_up=condensed.mark,
+            rewritten=condensed.rewritten,
+            dropped_turns=condensed.dropped_turns,
+        )
+        if saved:
+            self._save(conversation_id, trace)
+        return trace
+
+    def _open(self, conversation_id: str | None, notes: list[str]) -> tuple[str, list[Trace], bool]:
+        """The conversation's id, its earlier turns, and whether the store works: a new conversation when none is
+        named or the named one is unknown (said in the notes); no history (and a note) when the store fails."""
+        wanted = check_conversation_id(conversation_id) if conversation_id is not None else uuid.uuid4().hex[:12]
+        try:
+            if conversation_id is None:
+                return self.store.create(conversation_id=wanted), [], True
+            if not self.store.exists(wanted):
+                notes.append(f"There was no conversation '{wanted}'; a new one was started under that id.")
+                return self.store.create(conversation_id=wanted), [], True
+            return wanted, self.store.turns(wanted), True
+        except ConversationStoreError as err:
+            notes.append(f"Answered without the conversation's history, and this turn was not saved: {err}")
+            return wanted, [], False
+
+    def _save(self, conversation_id: str, trace: Trace) -> None:
+        try:
+            self.store.add_turn(conversation_id, trace)
+        except ConversationStoreError as err:
+            trace.notes.append(f"This turn was not saved: {err}")
+
+
+def build_chat(router: RagRouter) -> Chat:
+    settings = router.settings
+    return Chat(
+        router, ConversationStore(settings.conversations_path), Condenser(lambda: condense_llm(settings, router.llm), settings.history_tokens)
+    )
