@@ -12,3 +12,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # Milvus Lite's in-process server logs every unimplemented ping (AllocTimestamp) as an ERROR with a traceback;
 # the call is optional and the noise buries the messages users need.
 logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+# Libraries' DEBUG chatter (jieba's dictionary loading among it) is not for a user's terminal or page.
+for _noisy in ("jieba", "httpx", "urllib3", "pymilvus"):
+    logging.getLogger(_noisy).setLevel(logging.WARNING)

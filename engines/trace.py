@@ -27,6 +27,7 @@ class RouteRecord(BaseModel):
 class Passage(BaseModel):
     source: str
     id: str
+    title: str | None = None
     score: float | None = None
     text: str
     url: str | None = None
@@ -94,6 +95,7 @@ class Trace(BaseModel):
     )  # total, condense (in a conversation), route, answer, first_token (when streamed), the stages
     llm_calls: int = 0  # every call to the model while answering, routing included
     web_unavailable: bool = False
+    web_error: str | None = None  # why web search failed, for the trace and the log (the answer says so in one sentence)
     crag: CragRecord | None = None
     declined: bool = False
     notes: list[str] = Field(default_factory=list)

@@ -209,12 +209,53 @@ def answers_questions(eval_dir: Path, split: str, passages: int = 5, noise: int 
     return [item for group in by_group.values() for item in _sample(group, rng, 100)]
 
 
-BUILDERS = {"router": router_questions, "sql": sql_questions, "retrieval": retrieval_questions, "answers": answers_questions}
+def _dialogues(eval_dir: Path, name: str, split: str) -> list[dict]:
+    """SParC or CoSQL interactions on the split's Spider databases (the README's split); CoSQL's "|" joins a user's
+    clarification to the question."""
+    databases = {q["db_id"] for q in _spider(eval_dir, split)}
+    items = []
+    for n, record in enumerate(_load(eval_dir, name, "dev.json")):
+        if record["database_id"] in databases:
+            turns = [{"utterance": " ".join(t["utterance"].replace("|", " ").split()), "query": t["query"]} for t in record["interaction"]]
+            items.append({"set": name, "db": record["database_id"], "turns": turns, "key": f"{name}:{n}:{record['database_id']}"})
+    return items
+
+
+def _cast(eval_dir: Path, split: str) -> list[dict]:
+    """TREC CAsT topics: 2020 (dev) or 2021 (test, with each turn's canonical passage)."""
+    year = "2020" if split == "dev" else "2021"
+    topics = _load(eval_dir, "trec_cast", f"{year}_manual_evaluation_topics_v1.0.json")
+    return [
+        {
+            "set": "cast",
+            "turns": [
+                {"number": t["number"], "raw": t["raw_utterance"], "manual": t["manual_rewritten_utterance"], "passage": t.get("passage")}
+                for t in topic["turn"]
+            ],
+            "key": f"cast:{year}:{topic['number']}",
+        }
+        for topic in topics
+    ]
+
+
+def chat_questions(eval_dir: Path, split: str) -> list[dict]:
+    """Conversations: SParC and CoSQL interactions (follow-up SQL) and TREC CAsT topics (standalone rewrites), in a
+    fixed shuffled order so that a --limit takes many databases."""
+    rng = random.Random(0)
+    items = []
+    for part in (_dialogues(eval_dir, "sparc", split), _dialogues(eval_dir, "cosql", split), _cast(eval_dir, split)):
+        rng.shuffle(part)
+        items += part
+    return items
+
+
+BUILDERS = {"router": router_questions, "sql": sql_questions, "retrieval": retrieval_questions, "answers": answers_questions, "chat": chat_questions}
 REQUIRED = {
     "router": ("question", "expected_source"),
     "sql": ("question", "db", "gold_sql"),
     "retrieval": ("question", "source", "relevant"),
     "answers": ("question", "answers", "passages", "answerable"),
+    "chat": ("set", "turns", "key"),
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 
 from llama_index.core.llms import LLM
 
@@ -92,8 +93,9 @@ class Chat:
             trace.notes.append(f"This turn was not saved: {err}")
 
 
-def build_chat(router: RagRouter) -> Chat:
+def build_chat(router: RagRouter, load_condense_llm: Callable[[], LLM] | None = None) -> Chat:
+    """The router with the store in the state folder and the condense step; `load_condense_llm` (default: a second
+    context of the router's model) is called at the first follow-up."""
     settings = router.settings
-    return Chat(
-        router, ConversationStore(settings.conversations_path), Condenser(lambda: condense_llm(settings, router.llm), settings.history_tokens)
-    )
+    load = load_condense_llm or (lambda: condense_llm(settings, router.llm))
+    return Chat(router, ConversationStore(settings.conversations_path), Condenser(load, settings.history_tokens))

@@ -6,13 +6,16 @@ import resource
 import pandas as pd
 import streamlit as st
 
+from engines.conversation.store import ConversationStoreError
 from engines.routing.router import QuestionError
 from engines.settings import Settings
 from engines.trace import SqlAttempt, Trace
+from tools.chat import Chat
+from tools.examples import example_questions
 from ui.charts import result_chart, route_chart, stage_chart
 from ui.cli import USER_ERRORS
 from ui.passages import highlighted, kept_sentences, passage_facts
-from ui.resources import load_models, load_router, sources_stamp
+from ui.resources import load_chat, load_models, load_router, sources_stamp
 
 st.set_page_config(page_title="ragrouter", page_icon="🧭", layout="wide")
 # How answers cite: "[2]" as the prompt asks, or "Source 2" after the passages' own "Source 2:" labels.
@@ -137,6 +140,8 @@ def show_trace(index: int, trace: Trace) -> None:
     first = f" · first words after {trace.timings_ms['first_token'] / 1000:.1f} s" if "first_token" in trace.timings_ms else ""
     st.caption(f"Answered from **{route.chosen}** · {route.selector} selector · {trace.timings_ms.get('total', 0) / 1000:.1f} s{first}")
     with st.expander("Why this source?", expanded=False):
+        if route.kept_previous:
+            st.caption("A follow-up: the router kept the previous turn's source.")
         st.write(route.reason)
         if route.candidates:
             runner_up = route.candidates[1] if len(route.candidates) > 1 else None
@@ -174,6 +179,77 @@ def show_trace(index: int, trace: Trace) -> None:
                     st.text(p.text)
     for note in trace.notes:
         st.warning(note)
+    if trace.web_error:
+        with st.expander("Why web search failed"):
+            st.code(trace.web_error, language=None)
+
+
+def asked_as(trace: Trace) -> None:
+    """The question routed, where the follow-up was rewritten to stand alone, and why it was taken as a follow-up."""
+    conversation = trace.conversation
+    if trace.standalone_question and trace.standalone_question != trace.question:
+        st.markdown(f"**Asked as:** {trace.standalone_question}")
+    if conversation and conversation.follow_up:
+        how = "rewritten with the earlier turns" if conversation.rewritten else "left as asked"
+        st.caption(f"Taken as a follow-up ({conversation.follow_up}): {how}.")
+
+
+def show_turn(index: int, trace: Trace) -> None:
+    st.chat_message("user").write(trace.question)
+    with st.chat_message("assistant"):
+        asked_as(trace)
+        st.write(trace.answer)
+        show_trace(index, trace)
+
+
+def conversations_sidebar(chat: Chat, current: str | None) -> None:
+    """Past conversations, newest first: open one, start a new one, rename or delete the open one."""
+    st.header("Conversations")
+    if st.button("New chat", icon=":material/add:", use_container_width=True):
+        st.query_params.clear()
+        st.rerun()
+    try:
+        found = chat.store.recent()
+    except ConversationStoreError as err:
+        st.error(str(err))
+        return
+    for summary in found[:30]:
+        kind = "primary" if summary.id == current else "secondary"
+        if st.button(summary.title, key=f"open-{summary.id}", type=kind, use_container_width=True):
+            st.query_params["c"] = summary.id
+            st.rerun()
+    if current and any(c.id == current for c in found):
+        with st.expander("This conversation"):
+            title = st.text_input("Title", value=next(c.title for c in found if c.id == current))
+            if st.button("Rename"):
+                chat.store.rename(current, title)
+                st.rerun()
+            if st.button("Delete this conversation", type="primary"):
+                chat.store.delete(current)
+                st.query_params.clear()
+                st.rerun()
+
+
+def settings_table(s: Settings) -> None:
+    model = s.llm_backend if s.llm_backend != "local" else s.model_path.name
+    rows = {
+        "Model": model,
+        "Embeddings": s.embed_model,
+        "Web search": s.web_backend,
+        "Selector": s.selector,
+        "Corrective RAG": "on" if s.crag else "off",
+    }
+    st.table(pd.DataFrame({"setting": list(rows), "value": list(rows.values())}).set_index("setting"))
+
+
+def start_page(examples: list[str]) -> str | None:
+    """What a first visit shows: what to ask, with one example per kind of source; the one clicked, if any."""
+    st.markdown("#### Ask your first question")
+    st.caption("Each example goes to a different kind of source; follow-ups like “what about Beijing?” or “按城市统计呢？” know what came before.")
+    for column, example in zip(st.columns(max(len(examples), 1)), examples):
+        if column.button(example, use_container_width=True):
+            return example
+    return None
 
 
 st.title("🧭 ragrouter")
@@ -182,32 +258,35 @@ st.write("Ask in English or Chinese; the router picks the documents, the databas
 try:
     _, _, lock = load_models()
     router = load_router(st.session_state.get("overrides", ()), sources_stamp(Settings()))
+    chat = load_chat(router)
 except USER_ERRORS as err:
     st.error(str(err))
     st.stop()
 
+conversation_id = st.query_params.get("c")
+try:
+    turns = chat.store.turns(conversation_id) if conversation_id else []
+except ConversationStoreError as err:
+    st.error(f"{err}. Questions are still answered, without the earlier turns.")
+    turns = []
+
 with st.sidebar:
+    conversations_sidebar(chat, conversation_id)
     st.header("Sources")
     for tool in router.tools:
         st.markdown(f"**{tool.source.name}** ({tool.source.kind})")
         st.caption(tool.tool.metadata.description[:300])
     st.header("Settings")
-    s = router.settings
-    st.write({"llm": s.llm_backend if s.llm_backend != "local" else s.model_path.name, "embeddings": s.embed_model, "web": s.web_backend})
+    settings_table(router.settings)
     # Linux reports the peak resident size in KiB: what the model, embeddings and Milvus Lite client hold.
     st.caption(f"Memory of this process (peak): {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2:.1f} GiB")
-    settings_sidebar(s)
+    settings_sidebar(router.settings)
 
-if "history" not in st.session_state:
-    st.session_state.history = []
+for index, trace in enumerate(turns):
+    show_turn(index, trace)
 
-for index, (question, trace) in enumerate(st.session_state.history):
-    st.chat_message("user").write(question)
-    with st.chat_message("assistant"):
-        st.write(trace.answer)
-        show_trace(index, trace)
-
-if question := st.chat_input("Ask a question…"):
+clicked = start_page(example_questions(router.tools)) if not turns else None
+if question := st.chat_input("Ask a question…") or clicked:
     st.chat_message("user").write(question)
     with st.chat_message("assistant"):
         streamed = StreamedAnswer()
@@ -215,10 +294,13 @@ if question := st.chat_input("Ask a question…"):
             if lock.locked():
                 st.info("Another question is being answered; yours is waiting in line.")
             with lock, st.spinner("Routing and answering…"):
-                trace = router.ask(question, listener=streamed)
+                trace = chat.ask(question, conversation_id, listener=streamed)
         except (QuestionError, *USER_ERRORS) as err:
             st.error(str(err))
         else:
-            streamed.slot.write(trace.answer)
-            show_trace(len(st.session_state.history), trace)
-            st.session_state.history.append((question, trace))
+            streamed.slot.empty()
+            asked_as(trace)
+            st.write(trace.answer)
+            show_trace(len(turns), trace)
+            if trace.conversation and trace.conversation.id != conversation_id:
+                st.query_params["c"] = trace.conversation.id  # a reload reopens this conversation

@@ -293,6 +293,7 @@ class Suite(str, Enum):
     sql = "sql"
     retrieval = "retrieval"
     answers = "answers"
+    chat = "chat"
 
 
 class Split(str, Enum):
@@ -330,7 +331,21 @@ def ui(port: int = typer.Option(8501, help="Port for the Streamlit app.")) -> No
     """Start the Streamlit chat app."""
     script = Path(__file__).with_name("app.py")
     raise typer.Exit(
-        subprocess.call([sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port), "--server.headless", "true"])
+        subprocess.call(
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                str(script),
+                "--server.port",
+                str(port),
+                "--server.headless",
+                "true",
+                "--browser.gatherUsageStats",
+                "false",
+            ]
+        )
     )
 
 

@@ -14,6 +14,7 @@ from engines.models.llm import build_llm
 from engines.routing.router import RagRouter
 from engines.settings import Settings
 from tools.build import build_router
+from tools.chat import Chat, build_chat, condense_llm
 
 
 @st.cache_resource(show_spinner="Loading the model and embeddings…")
@@ -36,3 +37,15 @@ def load_router(overrides: tuple[tuple[str, object], ...] = (), stamp: float = 0
     embeddings. `stamp` is only part of the cache key."""
     llm, embed, _ = load_models()
     return build_router(Settings(**dict(overrides)), llm=llm, embed=embed)
+
+
+@st.cache_resource(show_spinner=False)
+def load_condense_llm() -> LLM:
+    """The model context that condenses follow-ups (tools/chat.py), loaded at the first follow-up, shared by every router."""
+    llm, _, _ = load_models()
+    return condense_llm(Settings(), llm)
+
+
+def load_chat(router: RagRouter) -> Chat:
+    """The router with the conversation store and the condense step (cheap: the store opens per question)."""
+    return build_chat(router, load_condense_llm)

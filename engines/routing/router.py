@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from contextlib import nullcontext
@@ -13,6 +14,7 @@ from llama_index.core.llms import LLM
 from llama_index.core.query_engine import RouterQueryEngine
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from engines.answers.cited_names import name_citations
 from engines.answers.declines import declines
 from engines.answers.output_guard import OutputGuard
 from engines.answers.streaming import AnswerListener, listening
@@ -25,6 +27,7 @@ from engines.sources import SourcesError
 from engines.stage_clock import question_clock
 from engines.trace import Candidate, CragRecord, Passage, RouteRecord, SqlAttempt, Trace
 
+log = logging.getLogger(__name__)
 CITATION_PREFIX = re.compile(r"^Source \d+:\n")
 
 
@@ -156,12 +159,14 @@ class RagRouter:
                 trace.notes.append(f"SQL did not run: {trace.sql_attempts[-1].error}")
         trace.web_unavailable = bool(metadata.get("web_unavailable"))
         if trace.web_unavailable:
-            trace.notes.append(metadata.get("web_error", "web search unavailable"))
+            trace.web_error = metadata.get("web_error", "web search unavailable")
+            log.warning("web search failed: %s", trace.web_error)
         if metadata.get("crag"):
             trace.crag = CragRecord(**metadata["crag"])
         trace.declined = bool(metadata.get("declined", declines(trace.answer)))
         if chosen.database is None:  # on the SQL path the rows are what was used, not a passage
             trace.passages = [_passage(chosen.source.name, n) for n in response.source_nodes]
+            trace.answer = name_citations(trace.answer, [p.title or p.id for p in trace.passages])
 
 
 def _passage(source: str, node: NodeWithScore) -> Passage:
@@ -173,6 +178,7 @@ def _passage(source: str, node: NodeWithScore) -> Passage:
     return Passage(
         source="web" if meta.get("url") else source,
         id=str(ident),
+        title=meta.get("title"),
         score=node.score,
         text=text,
         url=meta.get("url"),

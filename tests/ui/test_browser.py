@@ -110,6 +110,13 @@ def _ask(page, question: str) -> None:
     box.press("Enter")
 
 
+def test_the_start_page_offers_an_example_question_per_kind_of_source(page) -> None:
+    page.get_by_text("Ask your first question").wait_for(timeout=60_000)
+    buttons = page.locator("[data-testid='stMainBlockContainer'] button").all_inner_texts()
+    # the demo's sources: handbook (documents), shop (SQL, its knowledge file's first example), web
+    assert any("handbook" in b for b in buttons) and "北京有哪些客户？" in buttons and any("weather" in b for b in buttons)
+
+
 def test_a_question_gets_an_answer_a_route_chart_and_a_screenshot(page) -> None:
     _ask(page, "How many customers are older than 30?")
     page.get_by_text("Answered from").first.wait_for(timeout=300_000)
@@ -121,6 +128,20 @@ def test_a_question_gets_an_answer_a_route_chart_and_a_screenshot(page) -> None:
     page.screenshot(path=str(ARTIFACTS / "browser-sql-question.png"), full_page=True)
     text = page.inner_text("body")
     assert "Answered from shop" in text and "SELECT" in text.upper() and "7" in text
+
+
+def test_a_follow_up_is_asked_as_a_standalone_question_and_both_turns_survive_a_reload(page) -> None:
+    _ask(page, "What about Beijing?")
+    page.get_by_text("Asked as:").first.wait_for(timeout=300_000)
+    page.get_by_text("Answered from").nth(1).wait_for(timeout=300_000)
+    assert "?c=" in page.url  # the conversation is in the address, so a reload reopens it
+    page.reload()
+    page.get_by_test_id("stChatInputTextArea").wait_for(timeout=300_000)
+    page.get_by_text("Answered from").nth(1).wait_for(timeout=60_000)
+    text = page.inner_text("body")
+    assert "How many customers are older than 30?" in text and "What about Beijing?" in text and "Asked as:" in text
+    assert text.count("Why this source?") == 2
+    page.screenshot(path=str(ARTIFACTS / "browser-follow-up.png"), full_page=True)
 
 
 def test_an_empty_question_shows_a_message_not_a_trace(page) -> None:

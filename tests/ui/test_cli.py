@@ -1,6 +1,7 @@
 """The `ragrouter` command as a user runs it: clear errors, exit code 2, and stores left unchanged."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -113,3 +114,56 @@ def test_ask_json_has_the_stable_keys(cli_env: dict, tmp_path: Path) -> None:
     assert trace["route"]["chosen"] == "shop" and trace["rows"] == [[60]]
     assert trace["crag"] is None and trace["declined"] is False  # CRAG runs on the documents path only
     assert all({"name", "score"} == set(c) for c in trace["route"]["candidates"])
+
+
+@pytest.fixture()
+def state_env(tmp_path: Path) -> dict[str, str]:
+    """A private state folder, for commands that load no model (not marked slow, unlike `cli_env`)."""
+    return {**os.environ, "RAGROUTER_STATE_DIR": str(tmp_path / "state"), "RAGROUTER_MILVUS_URI": str(tmp_path / "state" / "milvus" / "cli.db")}
+
+
+def test_a_malformed_conversation_id_exits_2_before_any_model_loads(state_env: dict, tmp_path: Path) -> None:
+    result = run(state_env, "ask", "How many orders are there?", "--conversation", "../x", "--sources", _sql_and_web(tmp_path))
+    assert result.returncode == 2 and "not a conversation id" in result.stderr
+    assert not (tmp_path / "state").exists()
+
+
+@pytest.mark.parametrize("command", [("show", "nope"), ("delete", "nope"), ("rename", "nope", "A title")])
+def test_an_unknown_conversation_exits_2(state_env: dict, command: tuple[str, ...]) -> None:
+    result = run(state_env, "conversations", *command)
+    assert result.returncode == 2 and "there is no conversation 'nope'" in result.stderr
+
+
+def test_a_corrupt_history_store_exits_2_naming_it_and_is_left_as_it_was(state_env: dict, tmp_path: Path) -> None:
+    path = tmp_path / "state" / "conversations.sqlite"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"not a database" * 64)
+    result = run(state_env, "conversations", "list")
+    assert result.returncode == 2 and str(path) in result.stderr and "Traceback" not in result.stderr
+    assert path.read_bytes() == b"not a database" * 64
+
+
+def test_ask_continues_a_conversation_and_its_json_carries_the_standalone_question(cli_env: dict, tmp_path: Path) -> None:
+    sources = _sql_and_web(tmp_path)
+    first = json.loads(run(cli_env, "ask", "How many customers are older than 30?", "--conversation", "c1", "--json", "--sources", sources).stdout)
+    result = run(cli_env, "ask", "What about Beijing?", "--conversation", "c1", "--json", "--sources", sources)
+    assert result.returncode == 0, result.stderr
+    follow_up = json.loads(result.stdout)
+    assert first["standalone_question"] == first["question"] and first["conversation"]["turn"] == 1
+    assert follow_up["conversation"] == {**follow_up["conversation"], "id": "c1", "turn": 2}
+    assert "Beijing" in follow_up["standalone_question"] and "condense" in follow_up["timings_ms"]
+    listed = run(cli_env, "conversations", "list")
+    assert listed.returncode == 0 and "c1" in listed.stdout and "How many customers are older than 30?" in listed.stdout
+    shown = run(cli_env, "conversations", "show", "c1")
+    assert "asked as:" in shown.stderr and "What about Beijing?" in shown.stderr
+    assert run(cli_env, "conversations", "delete", "c1").returncode == 0
+    assert "0 conversations" in run(cli_env, "conversations", "list").stdout
+
+
+def test_chat_answers_a_follow_up_and_leaves_on_end_of_input(cli_env: dict, tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "ui.cli", "chat", "--sources", _sql_and_web(tmp_path)]
+    lines = "How many customers are older than 30?\nWhat about Beijing?\n/history\n/new\n"
+    result = subprocess.run(command, env=cli_env, input=lines, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert "asked as:" in result.stderr and result.stderr.count("routed to shop") == 2
+    assert "2. What about Beijing?" in result.stderr and "A new conversation starts" in result.stderr
