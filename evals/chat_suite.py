@@ -185,7 +185,7 @@ def _run_cast(router: RagRouter, topics: list[dict], report: Report, log: RunLog
             start = time.perf_counter()
             result = condenser.condense(turn["raw"], history)
             ms = round(1000 * (time.perf_counter() - start), 1)
-            history.append(Trace(question=turn["raw"], standalone_question=result.question, answer=turn.get("passage", "")[:200]))
+            history.append(Trace(question=turn["raw"], standalone_question=result.question, answer=(turn.get("passage") or "")[:200]))
             turns.append(
                 {
                     "standalone": result.question,

@@ -202,12 +202,20 @@ def show_turn(index: int, trace: Trace) -> None:
         show_trace(index, trace)
 
 
+def open_conversation(conversation_id: str | None) -> None:
+    """Show `conversation_id` (None: a new chat), in this session and in the address."""
+    st.query_params.clear()
+    st.session_state.conversation = conversation_id
+    if conversation_id:
+        st.query_params["c"] = conversation_id
+    st.rerun()
+
+
 def conversations_sidebar(chat: Chat, current: str | None) -> None:
     """Past conversations, newest first: open one, start a new one, rename or delete the open one."""
     st.header("Conversations")
     if st.button("New chat", icon=":material/add:", use_container_width=True):
-        st.query_params.clear()
-        st.rerun()
+        open_conversation(None)
     try:
         found = chat.store.recent()
     except ConversationStoreError as err:
@@ -216,8 +224,7 @@ def conversations_sidebar(chat: Chat, current: str | None) -> None:
     for summary in found[:30]:
         kind = "primary" if summary.id == current else "secondary"
         if st.button(summary.title, key=f"open-{summary.id}", type=kind, use_container_width=True):
-            st.query_params["c"] = summary.id
-            st.rerun()
+            open_conversation(summary.id)
     if current and any(c.id == current for c in found):
         with st.expander("This conversation"):
             title = st.text_input("Title", value=next(c.title for c in found if c.id == current))
@@ -226,8 +233,7 @@ def conversations_sidebar(chat: Chat, current: str | None) -> None:
                 st.rerun()
             if st.button("Delete this conversation", type="primary"):
                 chat.store.delete(current)
-                st.query_params.clear()
-                st.rerun()
+                open_conversation(None)
 
 
 def settings_table(s: Settings) -> None:
@@ -263,7 +269,8 @@ except USER_ERRORS as err:
     st.error(str(err))
     st.stop()
 
-conversation_id = st.query_params.get("c")
+# The address holds the open conversation (a reload reopens it); the session too, for a rerun that has no address.
+conversation_id = st.query_params.get("c") or st.session_state.get("conversation")
 try:
     turns = chat.store.turns(conversation_id) if conversation_id else []
 except ConversationStoreError as err:
@@ -303,4 +310,4 @@ if question := st.chat_input("Ask a question…") or clicked:
             st.write(trace.answer)
             show_trace(len(turns), trace)
             if trace.conversation and trace.conversation.id != conversation_id:
-                st.query_params["c"] = trace.conversation.id  # a reload reopens this conversation
+                st.query_params["c"] = st.session_state.conversation = trace.conversation.id

@@ -11,15 +11,21 @@ import re
 
 from engines.language import has_chinese
 
-# Words that point back to something named earlier. "that" and "this" are left out: they open relative clauses
-# and name the present ("customers that are older", "this year") far more often than they point back.
-POINTING_BACK = re.compile(
-    r"\b(it|its|they|them|their|theirs|those|these|he|she|him|his|her|hers|same|former|latter|"
-    r"above|aforementioned|previous|instead|ones|that one|this one|which one|the rest|the others?)\b",
-    re.I,
-)
+# Words that point back to something named earlier. "that" counts only at the end ("Why is that?"): inside a
+# question it opens a relative clause ("customers that are older") far more often; "this" not before a time ("this year").
+POINTING_BACK = [
+    re.compile(
+        r"\b(it|its|they|them|their|theirs|those|these|he|she|him|his|her|hers|same|former|latter|"
+        r"above|aforementioned|previous|instead|others?|another|the rest)\b",
+        re.I,
+    ),
+    re.compile(r"\bthis\s+(?!(?:year|month|week|day|morning|evening|quarter|season|time)\b)\w+", re.I),  # "this binding style"
+    re.compile(r"\b(this|that)\s*[?.!]?$", re.I),  # "Why is that?"
+    re.compile(r"\b(a|an|the|new|this|that|which|each|every|good|best|other|\w+ing) ones?\b(?!\s+of\b)", re.I),  # "a smart one"
+]
 FOLLOW_UP_OPENINGS = re.compile(
-    r"^(and|but|or|also|only|just|then|what about|how about|what if|same|of these|of those|among|"
+    r"^(and|but|or|so|also|only|just|then|what about|how about|what if|same|of these|of those|among|tell me more|interesting|"
+    r"oh|ok|okay|great|thanks|cool|wow|really|"
     r"sort|order|group|show only|list only|now only|now sort|now show|now list|how many of|which of|what else)\b",
     re.I,
 )
@@ -41,8 +47,9 @@ def follow_up_mark(question: str) -> str | None:
         return None
     if match := FOLLOW_UP_OPENINGS.search(text):
         return f"it opens with '{match.group(0)}'"
-    if match := POINTING_BACK.search(text):
-        return f"'{match.group(0)}' points back"
+    for pattern in POINTING_BACK:
+        if match := pattern.search(text):
+            return f"'{match.group(0)}' points back"
     if len(re.findall(r"\w+", text)) < MIN_WORDS:
         return "it is too short to stand alone"
     return None

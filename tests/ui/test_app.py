@@ -86,3 +86,14 @@ def test_a_cited_passage_opens_from_its_number_and_shows_what_compression_kept(a
     assert any(":green-background[" in str(m.value) for m in app.markdown)
     assert any("first words after" in c.value for c in app.caption)  # the answer streamed in
     assert not any("▌" in str(m.value) for m in app.markdown)  # and the checked answer replaced the stream
+
+
+def test_the_start_page_offers_examples_and_a_follow_up_shows_what_it_was_asked_as(app: AppTest) -> None:
+    assert {"北京有哪些客户？", "What is the weather in Berlin today?"} <= {b.label for b in app.button}
+    app.chat_input[0].set_value("How many customers are older than 30?").run()
+    app.chat_input[0].set_value("What about Beijing?").run()
+    assert not app.exception
+    assert any(str(m.value).startswith("**Asked as:**") and "Beijing" in str(m.value) for m in app.markdown)
+    assert [e.label for e in app.expander].count("Why this source?") == 2  # both turns, redrawn from the store
+    assert "How many customers are older than 30?" in {b.label for b in app.sidebar.button}
+    assert "北京有哪些客户？" not in {b.label for b in app.button}  # the examples are for a first question only
