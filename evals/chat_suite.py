@@ -18,7 +18,7 @@ from llama_index.core import SQLDatabase
 from llama_index.core.chat_engine import CondenseQuestionChatEngine
 from llama_index.core.query_engine import NLSQLTableQueryEngine
 
-from engines.conversation.condense import Condenser
+from engines.conversation.condense import Condensed, Condenser
 from engines.conversation.previous import PreviousTurn, following
 from engines.routing.router import RagRouter
 from engines.sql.engine import TextToSQLQueryEngine
@@ -50,15 +50,28 @@ def _timed(call: Callable[[], dict]) -> tuple[dict, float]:
     return metadata, round(1000 * (time.perf_counter() - start), 1)
 
 
+def _condense(condenser: Condenser, question: str, history: list[Trace]) -> tuple[Condensed, dict]:
+    """The condensed question, and what the log keeps of it."""
+    start = time.perf_counter()
+    condensed = condenser.condense(question, history)
+    ms = round(1000 * (time.perf_counter() - start), 1)
+    record = {
+        "standalone": condensed.question,
+        "mark": condensed.mark,
+        "rewritten": condensed.rewritten,
+        "condense_ms": ms,
+        "condense_calls": condensed.llm_calls,
+    }
+    return condensed, record
+
+
 def _ours(engine: TextToSQLQueryEngine, condenser: Condenser, item: dict) -> dict:
     """Each turn condensed over the turns before it (as the product keeps them), then answered with the previous
     query in view when the check marks it a follow-up."""
     history: list[Trace] = []
     turns = []
     for turn in item["turns"]:
-        start = time.perf_counter()
-        condensed = condenser.condense(turn["utterance"], history)
-        condense_ms = round(1000 * (time.perf_counter() - start), 1)
+        condensed, record = _condense(condenser, turn["utterance"], history)
         last = history[-1] if history else None
         previous = PreviousTurn(question=last.standalone_question, source=item["db"], sql=last.sql) if last and condensed.mark else None
         with following(previous):
@@ -66,17 +79,7 @@ def _ours(engine: TextToSQLQueryEngine, condenser: Condenser, item: dict) -> dic
         sql = _sql_of(metadata)
         route = RouteRecord(chosen=item["db"], candidates=[], reason="", selector="eval")
         history.append(Trace(question=turn["utterance"], standalone_question=condensed.question, route=route, sql=sql))
-        turns.append(
-            {
-                "sql": sql,
-                "ms": round(ms + condense_ms, 1),
-                "condense_ms": condense_ms,
-                "standalone": condensed.question,
-                "mark": condensed.mark,
-                "rewritten": condensed.rewritten,
-                "condense_calls": condensed.llm_calls,
-            }
-        )
+        turns.append({"sql": sql, "ms": round(ms + record["condense_ms"], 1), **record})
     return {"turns": turns}
 
 
@@ -182,19 +185,9 @@ def _run_cast(router: RagRouter, topics: list[dict], report: Report, log: RunLog
         history: list[Trace] = []
         turns = []
         for turn in topic["turns"]:
-            start = time.perf_counter()
-            result = condenser.condense(turn["raw"], history)
-            ms = round(1000 * (time.perf_counter() - start), 1)
+            result, record = _condense(condenser, turn["raw"], history)
             history.append(Trace(question=turn["raw"], standalone_question=result.question, answer=(turn.get("passage") or "")[:200]))
-            turns.append(
-                {
-                    "standalone": result.question,
-                    "mark": result.mark,
-                    "rewritten": result.rewritten,
-                    "condense_ms": ms,
-                    "condense_calls": result.llm_calls,
-                }
-            )
+            turns.append(record)
         return {"turns": turns}
 
     records = log.run("ragrouter condense", [(t["key"], t) for t in topics], condensed)

@@ -199,28 +199,32 @@ def chat(
         except (EOFError, KeyboardInterrupt):
             print()
             return
-        if line == "/new":
-            current = None
-            console.print("[dim]A new conversation starts with your next question.[/]")
-            continue
-        if line == "/history":
-            if current is None:
-                console.print("[dim]Nothing asked yet in this conversation.[/]")
-            else:
-                try:
-                    _print_history(session.store, current)
-                except ConversationStoreError as err:
-                    console.print(f"[bold red]error:[/] {err}")
-            continue
-        streamed = _TerminalAnswer()
+        current = _chat_turn(session, line, current)
+
+
+def _chat_turn(session, line: str, current: str | None) -> str | None:
+    """One line of `chat`: a command or a question; the conversation it leaves open."""
+    if line == "/new":
+        console.print("[dim]A new conversation starts with your next question.[/]")
+        return None
+    if line == "/history":
+        if current is None:
+            console.print("[dim]Nothing asked yet in this conversation.[/]")
+            return current
         try:
-            trace = session.ask(line, current, streamed)
-        except QuestionError as err:
+            _print_history(session.store, current)
+        except ConversationStoreError as err:
             console.print(f"[bold red]error:[/] {err}")
-            continue
-        _print_trace(trace, streamed.shown)
-        _print_conversation(trace)
-        current = trace.conversation.id
+        return current
+    streamed = _TerminalAnswer()
+    try:
+        trace = session.ask(line, current, streamed)
+    except QuestionError as err:
+        console.print(f"[bold red]error:[/] {err}")
+        return current
+    _print_trace(trace, streamed.shown)
+    _print_conversation(trace)
+    return trace.conversation.id
 
 
 conversations_app = typer.Typer(help="List, show, rename and delete saved conversations.", no_args_is_help=True)
@@ -329,24 +333,15 @@ def evaluate(
 @app.command()
 def ui(port: int = typer.Option(8501, help="Port for the Streamlit app.")) -> None:
     """Start the Streamlit chat app."""
+    raise typer.Exit(subprocess.call(streamlit_command(port)))
+
+
+def streamlit_command(port: int, address: str | None = None) -> list[str]:
+    """`streamlit run` on the app, headless, with usage statistics off."""
     script = Path(__file__).with_name("app.py")
-    raise typer.Exit(
-        subprocess.call(
-            [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                str(script),
-                "--server.port",
-                str(port),
-                "--server.headless",
-                "true",
-                "--browser.gatherUsageStats",
-                "false",
-            ]
-        )
-    )
+    where = ["--server.address", address] if address else []
+    options = [*where, "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    return [sys.executable, "-m", "streamlit", "run", str(script), *options]
 
 
 if __name__ == "__main__":

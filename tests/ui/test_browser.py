@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 import requests
 
+from ui.cli import streamlit_command
+
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -56,21 +58,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory, search_server: str) -> Ite
     }
     subprocess.run([sys.executable, "-m", "ui.cli", "ingest"], env=env, cwd=ROOT, check=True, capture_output=True, timeout=900)
     port = _free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(ROOT / "ui" / "app.py"),
-        "--server.address",
-        "127.0.0.1",
-        "--server.port",
-        str(port),
-        "--server.headless",
-        "true",
-        "--browser.gatherUsageStats",
-        "false",
-    ]
+    command = streamlit_command(port, "127.0.0.1")
     server = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -142,6 +130,11 @@ def test_a_follow_up_is_asked_as_a_standalone_question_and_both_turns_survive_a_
     assert "How many customers are older than 30?" in text and "What about Beijing?" in text and "Asked as:" in text
     assert text.count("Why this source?") == 2
     page.screenshot(path=str(ARTIFACTS / "browser-follow-up.png"), full_page=True)
+    other_tab = page.context.new_page()  # a second tab is a second conversation: it opens on the start page
+    other_tab.goto(page.url.split("?")[0])
+    other_tab.get_by_text("Ask your first question").wait_for(timeout=120_000)
+    assert "What about Beijing?" not in other_tab.inner_text("[data-testid='stMain']")
+    other_tab.close()
 
 
 def test_an_empty_question_shows_a_message_not_a_trace(page) -> None:
