@@ -25,7 +25,7 @@ SECRET_FIELDS = {"api_key", "milvus_token", "tavily_api_key"}
 # them there), and Corrective RAG's rejection over all 100 negative-only test sets. Other runs live in git's history
 # and in docs/experiments/.
 STANDARD_REPORTS = (
-    *(f"{suite}-{split}" for suite in ("router", "sql", "retrieval", "answers") for split in ("dev", "test")),
+    *(f"{suite}-{split}" for suite in ("router", "sql", "retrieval", "answers", "chat") for split in ("dev", "test")),
     "answers-test-reject-100",
 )
 # The slices a user runs from the Evaluation page (evals/reports/*-slice*/, not committed).
