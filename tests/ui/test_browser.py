@@ -133,7 +133,7 @@ def test_a_follow_up_is_asked_as_a_standalone_question_and_both_turns_survive_a_
     other_tab = page.context.new_page()  # a second tab is a second conversation: it opens on the start page
     other_tab.goto(page.url.split("?")[0])
     other_tab.get_by_text("Ask your first question").wait_for(timeout=120_000)
-    assert "What about Beijing?" not in other_tab.inner_text("[data-testid='stMain']")
+    assert "What about Beijing?" not in other_tab.inner_text("[data-testid='stMainBlockContainer']")
     other_tab.close()
 
 
