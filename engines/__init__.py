@@ -1,6 +1,7 @@
 """How a question gets answered: a package per path (routing, documents, crag, sql; web.py), what the paths share
 (answers, models, matching), and the modules beneath them all (settings, sources, trace, stage_clock, language, milvus)."""
 
+import contextlib
 import logging
 import os
 
@@ -12,6 +13,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # Milvus Lite's in-process server logs every unimplemented ping (AllocTimestamp) as an ERROR with a traceback;
 # the call is optional and the noise buries the messages users need.
 logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
-# Libraries' DEBUG chatter (jieba's dictionary loading among it) is not for a user's terminal or page.
-for _noisy in ("jieba", "httpx", "urllib3", "pymilvus"):
+# Libraries' DEBUG chatter is not for a user's terminal or page. jieba (Milvus Lite's Chinese BM25 analyzer) sets
+# its own logger to DEBUG when imported, so it is imported here and told otherwise.
+for _noisy in ("httpx", "urllib3", "pymilvus"):
     logging.getLogger(_noisy).setLevel(logging.WARNING)
+with contextlib.suppress(ImportError):
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
