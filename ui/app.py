@@ -140,8 +140,10 @@ def show_trace(index: int, trace: Trace) -> None:
     first = f" · first words after {trace.timings_ms['first_token'] / 1000:.1f} s" if "first_token" in trace.timings_ms else ""
     st.caption(f"Answered from **{route.chosen}** · {route.selector} selector · {trace.timings_ms.get('total', 0) / 1000:.1f} s{first}")
     with st.expander("Why this source?", expanded=False):
+        if trace.standalone_question and trace.standalone_question != trace.question:
+            st.caption(f"A follow-up, routed as the question it stands for: “{trace.standalone_question}”.")
         if route.kept_previous:
-            st.caption("A follow-up: the router kept the previous turn's source.")
+            st.caption("The router kept the previous turn's source for this follow-up.")
         st.write(route.reason)
         if route.candidates:
             runner_up = route.candidates[1] if len(route.candidates) > 1 else None
