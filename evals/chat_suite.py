@@ -19,15 +19,15 @@ from llama_index.core.chat_engine import CondenseQuestionChatEngine
 from llama_index.core.query_engine import NLSQLTableQueryEngine
 
 from engines.conversation.condense import Condensed, Condenser
-from engines.conversation.previous import PreviousTurn, following
+from engines.conversation.previous import following
 from engines.routing.router import RagRouter
 from engines.sql.engine import TextToSQLQueryEngine
-from engines.trace import RouteRecord, Trace
+from engines.trace import RouteRecord, SqlAttempt, Trace
 from evals.metrics import latency
 from evals.report import Report, latency_histogram
 from evals.runlog import RunLog
 from evals.sql_suite import execute, score
-from tools.chat import condense_llm
+from tools.chat import condense_llm, previous_of
 
 OURS = "ragrouter"
 ALONE = "each turn asked alone"
@@ -72,13 +72,13 @@ def _ours(engine: TextToSQLQueryEngine, condenser: Condenser, item: dict) -> dic
     turns = []
     for turn in item["turns"]:
         condensed, record = _condense(condenser, turn["utterance"], history)
-        last = history[-1] if history else None
-        previous = PreviousTurn(question=last.standalone_question, source=item["db"], sql=last.sql) if last and condensed.mark else None
+        previous = previous_of(history[-1]) if history and condensed.mark else None  # what the product passes (tools/chat.py)
         with following(previous):
             metadata, ms = _timed(lambda q=condensed.question: engine.query(q).metadata)
         sql = _sql_of(metadata)
         route = RouteRecord(chosen=item["db"], candidates=[], reason="", selector="eval")
-        history.append(Trace(question=turn["utterance"], standalone_question=condensed.question, route=route, sql=sql))
+        attempts = [SqlAttempt(**a) for a in metadata.get("attempts", [])]
+        history.append(Trace(question=turn["utterance"], standalone_question=condensed.question, route=route, sql=sql, sql_attempts=attempts))
         turns.append({"sql": sql, "ms": round(ms + record["condense_ms"], 1), **record})
     return {"turns": turns}
 

@@ -49,7 +49,7 @@ class Chat:
         notes: list[str] = []
         conversation_id, turns, saved = self._open(conversation_id, notes)
         start = time.perf_counter()
-        condensed = self.condenser.condense(text, turns) if self.router.settings.condense else Condensed(text, None, False, 0, 0)
+        condensed = self.condenser.condense(text, turns) if self.router.settings.condense else Condensed.as_asked(text)
         condense_ms = round((time.perf_counter() - start) * 1000, 1)
         previous = previous_of(turns[-1]) if turns and condensed.mark else None
         trace = self.router.ask(condensed.question, source, listener, previous)

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from engines.conversation.store import ConversationIdError, ConversationStore, ConversationStoreError
+from engines.conversation.store import ConversationIdError, ConversationStore, ConversationStoreError, check_conversation_id
 from engines.milvus import StoreLockedError
 from engines.models.files import ModelMissingError
 from engines.routing.router import QuestionError
@@ -144,7 +144,6 @@ def ask(
     as_json: bool = typer.Option(False, "--json", help="Print the whole trace as one JSON object."),
 ) -> None:
     """Ask one question; the answer comes with the route taken and why. With --conversation, a follow-up."""
-    from engines.conversation.store import check_conversation_id
     from engines.routing.router import check_question
     from tools.build import build_router
     from tools.chat import build_chat
@@ -182,7 +181,6 @@ def chat(
     conversation: str | None = ConversationOption,
 ) -> None:
     """Ask question after question; follow-ups know what came before. /new starts over, /history shows the turns, Ctrl-D leaves."""
-    from engines.conversation.store import check_conversation_id
     from tools.build import build_router
     from tools.chat import build_chat
 
@@ -249,8 +247,6 @@ def conversations_list() -> None:
 
 
 def _known(store: ConversationStore, conversation_id: str) -> None:
-    from engines.conversation.store import check_conversation_id
-
     if not store.exists(check_conversation_id(conversation_id)):
         raise ConversationIdError(f"there is no conversation '{conversation_id}' (`ragrouter conversations list` shows them)")
 

@@ -53,6 +53,11 @@ class Condensed:
     llm_calls: int
     note: str | None = None  # why a rewrite was not taken
 
+    @classmethod
+    def as_asked(cls, question: str) -> Condensed:
+        """A question that stands alone (or a first one): routed as asked, with no model call."""
+        return cls(question, None, False, 0, 0)
+
 
 def turn_messages(turns: list[Trace]) -> list[ChatMessage]:
     """Each earlier turn as the condense prompt reads it: the question as routed, then its source, SQL and answer."""
@@ -88,11 +93,9 @@ class Condenser:
         return self._llm
 
     def condense(self, question: str, turns: list[Trace]) -> Condensed:
-        if not turns:
-            return Condensed(question, None, False, 0, 0)
-        mark = follow_up_mark(question)
+        mark = follow_up_mark(question) if turns else None
         if mark is None:
-            return Condensed(question, None, False, 0, 0)
+            return Condensed.as_asked(question)
         messages = turn_messages(turns)
         memory = ChatMemoryBuffer.from_defaults(chat_history=messages, token_limit=self.history_tokens)
         kept = memory.get()

@@ -115,9 +115,6 @@ class ConversationStore:
         with self._connection() as conn:
             return [ConversationSummary(*row) for row in conn.execute(query)]
 
-    def get(self, conversation_id: str) -> ConversationSummary | None:
-        return next((c for c in self.recent() if c.id == conversation_id), None)
-
     def turns(self, conversation_id: str) -> list[Trace]:
         with self._connection() as conn:
             rows = conn.execute(select(turns.c.trace).where(turns.c.conversation_id == conversation_id).order_by(turns.c.n))

@@ -94,8 +94,9 @@ class RagRouter:
     def _route_and_answer(self, text: str, source: str | None, previous: PreviousTurn | None) -> tuple[RouteRecord, float, Response]:
         """The route taken, the time it took (ms) and the chosen engine's response."""
         if source:
-            route = RouteRecord(chosen=self.tool(source).source.name, candidates=[], reason="source named by the user", selector="forced")
-            return route, 0.0, self.tool(source).tool.query_engine.query(text)
+            forced = self.tool(source)
+            route = RouteRecord(chosen=forced.source.name, candidates=[], reason="source named by the user", selector="forced")
+            return route, 0.0, forced.tool.query_engine.query(text)
         if previous is None or previous.source not in {t.source.name for t in self.tools}:
             response = self.engine.query(text)
             result = response.metadata["selector_result"]

@@ -35,7 +35,7 @@ def test_rename_and_delete_touch_only_that_conversation(tmp_path: Path) -> None:
     kept, gone = store.create(), store.create()
     store.add_turn(kept, _turn("kept question"))
     store.add_turn(gone, _turn("deleted question"))
-    assert store.rename(kept, "Customers") and store.get(kept).title == "Customers"
+    assert store.rename(kept, "Customers") and next(c for c in store.recent() if c.id == kept).title == "Customers"
     assert store.delete(gone) and not store.delete(gone)
     assert not store.exists(gone) and store.turns(gone) == []
     assert [t.question for t in store.turns(kept)] == ["kept question"]
