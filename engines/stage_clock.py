@@ -19,12 +19,15 @@ from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.instrumentation.events.llm import LLMChatStartEvent, LLMCompletionStartEvent
 
+from engines.trace import ModelCall
+
 
 @dataclass
 class StageClock:
     ms: dict[str, float] = field(default_factory=dict)
     llm_calls: int = 0
     notes: list[str] = field(default_factory=list)  # what a component decided that the trace should show
+    model_calls: list[ModelCall] = field(default_factory=list)
 
 
 _current: ContextVar[StageClock | None] = ContextVar("stage_clock", default=None)
@@ -58,6 +61,13 @@ def note(text: str) -> None:
     clock = _current.get()
     if clock is not None and text not in clock.notes:
         clock.notes.append(text)
+
+
+def record_model_call(call: ModelCall) -> None:
+    """Add a call of the local model to the current question (nothing when no question is open)."""
+    clock = _current.get()
+    if clock is not None:
+        clock.model_calls.append(call)
 
 
 @contextmanager

@@ -79,6 +79,18 @@ class ConversationRecord(BaseModel):
     dropped_turns: int = 0  # earlier turns the condense step left out because they would not fit
 
 
+class ModelCall(BaseModel):
+    """One call to the local model: how much of its prompt llama.cpp read and how much it reused from the
+    evaluation left by the call before (the shared schema, system text), and how long each part took."""
+
+    prompt_tokens: int
+    prompt_tokens_evaluated: int
+    prompt_tokens_reused: int
+    generated_tokens: int
+    prompt_ms: float
+    generate_ms: float
+
+
 class Trace(BaseModel):
     question: str
     standalone_question: str = ""  # the question routed: `question`, or the follow-up rewritten to stand alone
@@ -94,6 +106,7 @@ class Trace(BaseModel):
         default_factory=dict
     )  # total, condense (in a conversation), route, answer, first_token (when streamed), the stages
     llm_calls: int = 0  # every call to the model while answering, routing included
+    model_calls: list[ModelCall] = Field(default_factory=list)  # the local model's calls, in order (none from an endpoint)
     web_unavailable: bool = False
     web_error: str | None = None  # why web search failed, for the trace and the log (the answer says so in one sentence)
     crag: CragRecord | None = None

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
-from llama_index.core.base.llms.types import ChatMessage, ChatResponse, CompletionResponse, LogProb
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse, CompletionResponse, CompletionResponseGen, LogProb
 from llama_index.core.llms import LLM
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
 
 from engines.models.files import require_model
 from engines.settings import Settings
+from engines.stage_clock import record_model_call
+from engines.trace import ModelCall
 
 DEFAULT_SYSTEM = "You are a helpful assistant. Answer briefly and only from the information given."
 # "SQLResult:" keeps NL-to-SQL generation from inventing results (measured 9.3 s -> 1.9 s per query).
@@ -60,6 +62,37 @@ def _recorder(model: Any, steps: list[list[LogProb]], top: int) -> Callable[[np.
     return record
 
 
+class _Meter:
+    """One call's prompt reuse and llama.cpp's own timings. The reused prefix is worked out as llama.cpp does
+    before it evaluates (the longest common prefix with the tokens it holds, one token short of the whole prompt,
+    whose logits it needs); prompt and generation times come from its performance counters, reset per call."""
+
+    def __init__(self, model: Any, prompt: str) -> None:
+        from llama_cpp import Llama, llama_perf_context_reset
+
+        self.model = model
+        tokens = model.tokenize(prompt.encode("utf-8"), special=True)
+        held = model._input_ids[: model.n_tokens].tolist()
+        self.prompt_tokens = len(tokens)
+        self.reused = min(Llama.longest_token_prefix(held, tokens), max(len(tokens) - 1, 0))
+        llama_perf_context_reset(model._ctx.ctx)
+
+    def record(self) -> None:
+        from llama_cpp import llama_perf_context
+
+        perf = llama_perf_context(self.model._ctx.ctx)
+        record_model_call(
+            ModelCall(
+                prompt_tokens=self.prompt_tokens,
+                prompt_tokens_evaluated=self.prompt_tokens - self.reused,
+                prompt_tokens_reused=self.reused,
+                generated_tokens=perf.n_eval,
+                prompt_ms=round(perf.t_p_eval_ms, 1),
+                generate_ms=round(perf.t_eval_ms, 1),
+            )
+        )
+
+
 def _local_llm(settings: Settings) -> LLM:
     from llama_cpp import LogitsProcessorList
     from llama_index.llms.llama_cpp import LlamaCPP
@@ -80,7 +113,9 @@ def _local_llm(settings: Settings) -> LLM:
                 extra["logits_processor"] = LogitsProcessorList([_recorder(self._model, steps, kwargs["logprobs"])])
             if kwargs.get("temperature"):  # the default top_k=1 would make every sample the greedy answer
                 extra.update(temperature=kwargs["temperature"], top_k=40, top_p=0.95, seed=kwargs.get("seed"))
+            meter = _Meter(self._model, prompt)
             response = self._model(prompt=prompt, **{**self.generate_kwargs, "stream": False, "stop": stop, **extra})
+            meter.record()
             return CompletionResponse(text=response["choices"][0]["text"], raw=response, logprobs=steps or None)
 
         def complete_prefixed(self, prompt: str, prefix: str, stop: list[str], **sampling: Any) -> str:
@@ -90,6 +125,23 @@ def _local_llm(settings: Settings) -> LLM:
         def continue_prefixed(self, prompt: str, prefix: str, stop: list[str], **sampling: Any) -> str:
             """`prompt` continued inside the user's own turn from `prefix` (prefix included)."""
             return prefix + self.complete(chatml_continued(prompt) + prefix, formatted=True, stop=stop, **sampling).text
+
+        @llm_completion_callback()
+        def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
+            """The stock stream, metered (the stock one also leaves `stream` set in the shared generate_kwargs)."""
+            prompt = prompt if formatted else self.completion_to_prompt(prompt)
+            meter = _Meter(self._model, prompt)
+            chunks = self._model(prompt=prompt, **{**self.generate_kwargs, "stream": True})
+
+            def gen() -> Iterator[CompletionResponse]:
+                text = ""
+                for chunk in chunks:
+                    delta = chunk["choices"][0]["text"]
+                    text += delta
+                    yield CompletionResponse(delta=delta, text=text, raw=chunk)
+                meter.record()
+
+            return gen()
 
         @llm_chat_callback()
         def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:

@@ -85,6 +85,7 @@ class RagRouter:
             trace.timings_ms["first_token"] = round((stream.first_token_at - start) * 1000, 1)
         trace.timings_ms.update(clock.ms)
         trace.llm_calls = clock.llm_calls
+        trace.model_calls = clock.model_calls
         trace.notes.extend(clock.notes)
         trace.timings_ms["route"] = route_ms
         trace.timings_ms["answer"] = round(trace.timings_ms["total"] - route_ms, 1)
