@@ -32,6 +32,11 @@ class Settings(BaseSettings):
     context_window: int = Field(default=8192, description="The local model's context, in tokens.")
     max_new_tokens: int = Field(default=384, description="The most tokens one model call may write.")
     llm_threads: int = Field(default=2, description="CPU threads for the local model.")
+    prompt_states_mb: int = Field(
+        default=256,
+        ge=0,
+        description="Memory for evaluated prompts kept aside (a database's schema), so a prompt read once is not read again; 0 = none.",
+    )
 
     embed_model: str = Field(
         default="e5",
@@ -116,6 +121,10 @@ class Settings(BaseSettings):
         ge=1,
         le=9,
         description="Queries written for the first attempt, whose rows vote: the SQL file continued, the greedy answer, then samples; 1 = the first only.",
+    )
+    sql_vote: Literal["always", "in_doubt"] = Field(
+        default="in_doubt",
+        description="When the further queries are written: always, or only when the first one fails or returns no rows.",
     )
 
     web_backend: Literal["duckduckgo", "searxng", "tavily"] = Field(

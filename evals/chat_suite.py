@@ -21,7 +21,7 @@ from llama_index.core.query_engine import NLSQLTableQueryEngine
 from engines.conversation.condense import Condensed, Condenser
 from engines.conversation.previous import following
 from engines.routing.router import RagRouter
-from engines.sql.engine import TextToSQLQueryEngine
+from engines.sql.engine import TextToSQLQueryEngine, engine_limits
 from engines.trace import RouteRecord, SqlAttempt, Trace
 from evals.metrics import latency
 from evals.report import Report, latency_histogram
@@ -147,7 +147,7 @@ def _condense_cost(records: list[dict]) -> dict:
 def _run_sql(router: RagRouter, items: list[dict], report: Report, log: RunLog, condenser: Condenser) -> dict[str, dict]:
     tools = {t.source.name: t for t in router.tools}
     settings = router.settings
-    limits = {"max_attempts": settings.sql_max_attempts, "candidates": settings.sql_candidates, "write_answer": False}
+    limits = {**engine_limits(settings), "write_answer": False}
     ours = {
         db: TextToSQLQueryEngine(database=tools[db].database, knowledge=tools[db].knowledge, llm=router.llm, source_name=db, **limits)
         for db in {i["db"] for i in items}

@@ -22,7 +22,7 @@ from sqlalchemy.engine import Engine
 
 from engines.routing.router import RagRouter
 from engines.sql.database import GuardedSQLDatabase
-from engines.sql.engine import TextToSQLQueryEngine
+from engines.sql.engine import TextToSQLQueryEngine, engine_limits
 from engines.sql.guard import guard_sql
 from engines.sql.knowledge import SqlKnowledgeBase, example_node
 from evals.datasets import EVAL_DIR, KAGGLE_DATABASES, EvalDataError, kaggle_questions
@@ -173,7 +173,7 @@ def run_sql_suite(router: RagRouter, items: list[dict], report: Report, log: Run
     databases = {db: names[db].database for db in sorted({q["db"] for q in items})}
     knowledge = {db: names[db].knowledge for db in databases}
     add_fewshot_examples(knowledge, report.split)
-    limits = {"max_attempts": router.settings.sql_max_attempts, "candidates": router.settings.sql_candidates}
+    limits = engine_limits(router.settings)
     ours = {
         db: TextToSQLQueryEngine(database=d, knowledge=knowledge[db], llm=router.llm, write_answer=False, **limits) for db, d in databases.items()
     }

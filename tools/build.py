@@ -26,7 +26,7 @@ from engines.routing.source_tool import SourceTool, profile_texts
 from engines.settings import Settings
 from engines.sources import DocumentsSource, Source, SourcesError, SqlSource, WebSource, load_sources
 from engines.sql.database import GuardedSQLDatabase, open_engine, schema_summary
-from engines.sql.engine import TextToSQLQueryEngine
+from engines.sql.engine import TextToSQLQueryEngine, engine_limits
 from engines.sql.knowledge import open_knowledge_base
 from engines.web import WebQueryEngine
 from tools.descriptions import WEB_DESCRIPTION, WEB_PROFILE, DescriptionCache, describe_database, table_profile, table_words
@@ -84,8 +84,7 @@ def _sql_tool(source: SqlSource, settings: Settings, llm: LLM, embed: BaseEmbedd
         knowledge=knowledge,
         llm=llm,
         source_name=source.name,
-        max_attempts=settings.sql_max_attempts,
-        candidates=settings.sql_candidates,
+        **engine_limits(settings),
     )
     profile = _sql_profile(source, database)
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=profile[0])

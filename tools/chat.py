@@ -25,7 +25,7 @@ def condense_llm(settings: Settings, llm: LLM) -> LLM:
     schema; an endpoint serves both."""
     if settings.llm_backend != "local" or not settings.condense:
         return llm
-    return build_llm(settings.model_copy(update={"context_window": settings.condense_context_window}))
+    return build_llm(settings.model_copy(update={"context_window": settings.condense_context_window, "prompt_states_mb": 0}))
 
 
 def previous_of(trace: Trace) -> PreviousTurn | None:

@@ -75,6 +75,12 @@ def current() -> AnswerStream | None:
     return _current.get()
 
 
+def whole_answer(text: str) -> str:
+    """An answer no model writes (a template), passed to the listener at once as one piece."""
+    stream = current()
+    return text if stream is None else stream.relay([text])
+
+
 def complete_answer(llm: LLM, prompt: str) -> str:
     """The model's answer to `prompt`, streamed to the listener when there is one."""
     stream = current()

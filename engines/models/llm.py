@@ -7,10 +7,12 @@ from typing import Any
 
 import numpy as np
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, CompletionResponse, CompletionResponseGen, LogProb
+from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.llms import LLM
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
 
 from engines.models.files import require_model
+from engines.models.prompt_states import PromptStates
 from engines.settings import Settings
 from engines.stage_clock import record_model_call
 from engines.trace import ModelCall
@@ -67,11 +69,10 @@ class _Meter:
     before it evaluates (the longest common prefix with the tokens it holds, one token short of the whole prompt,
     whose logits it needs); prompt and generation times come from its performance counters, reset per call."""
 
-    def __init__(self, model: Any, prompt: str) -> None:
+    def __init__(self, model: Any, tokens: list[int]) -> None:
         from llama_cpp import Llama, llama_perf_context_reset
 
         self.model = model
-        tokens = model.tokenize(prompt.encode("utf-8"), special=True)
         held = model._input_ids[: model.n_tokens].tolist()
         self.prompt_tokens = len(tokens)
         self.reused = min(Llama.longest_token_prefix(held, tokens), max(len(tokens) - 1, 0))
@@ -102,6 +103,18 @@ def _local_llm(settings: Settings) -> LLM:
         alternatives per token) and `temperature` with `seed` (a sample instead of the greedy answer); the stock ones
         drop their keyword arguments, and chat() drops the log-probabilities."""
 
+        _states: PromptStates | None = PrivateAttr(default=None)
+
+        def keep_prompt_states(self, capacity_bytes: int) -> None:
+            self._states = PromptStates(self._model, capacity_bytes) if capacity_bytes > 0 else None
+
+        def _meter(self, prompt: str) -> _Meter:
+            """Bring back a kept evaluation of the prompt's prefix, then meter the call."""
+            tokens = self._model.tokenize(prompt.encode("utf-8"), special=True)
+            if self._states is not None:
+                self._states.prepare(tokens)
+            return _Meter(self._model, tokens)
+
         @llm_completion_callback()
         def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
             if not formatted:
@@ -113,7 +126,7 @@ def _local_llm(settings: Settings) -> LLM:
                 extra["logits_processor"] = LogitsProcessorList([_recorder(self._model, steps, kwargs["logprobs"])])
             if kwargs.get("temperature"):  # the default top_k=1 would make every sample the greedy answer
                 extra.update(temperature=kwargs["temperature"], top_k=40, top_p=0.95, seed=kwargs.get("seed"))
-            meter = _Meter(self._model, prompt)
+            meter = self._meter(prompt)
             response = self._model(prompt=prompt, **{**self.generate_kwargs, "stream": False, "stop": stop, **extra})
             meter.record()
             return CompletionResponse(text=response["choices"][0]["text"], raw=response, logprobs=steps or None)
@@ -130,7 +143,7 @@ def _local_llm(settings: Settings) -> LLM:
         def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
             """The stock stream, metered (the stock one also leaves `stream` set in the shared generate_kwargs)."""
             prompt = prompt if formatted else self.completion_to_prompt(prompt)
-            meter = _Meter(self._model, prompt)
+            meter = self._meter(prompt)
             chunks = self._model(prompt=prompt, **{**self.generate_kwargs, "stream": True})
 
             def gen() -> Iterator[CompletionResponse]:
@@ -148,7 +161,7 @@ def _local_llm(settings: Settings) -> LLM:
             completion = self.complete(self.messages_to_prompt(messages), formatted=True, **kwargs)
             return ChatResponse(message=ChatMessage(role="assistant", content=completion.text), raw=completion.raw, logprobs=completion.logprobs)
 
-    return LlamaCPPWithStops(
+    llm = LlamaCPPWithStops(
         model_path=str(require_model(settings.model_path)),
         temperature=0.0,
         max_new_tokens=settings.max_new_tokens,
@@ -159,6 +172,8 @@ def _local_llm(settings: Settings) -> LLM:
         completion_to_prompt=chatml_completion,
         verbose=False,
     )
+    llm.keep_prompt_states(settings.prompt_states_mb << 20)
+    return llm
 
 
 def complete_with_prefix(llm: LLM, prompt: str, prefix: str, stop: list[str], temperature: float = 0.0, seed: int = 0) -> str:

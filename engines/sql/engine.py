@@ -9,21 +9,23 @@ keys (`sql_query`, `result`, `col_keys`) and adds `attempts`.
 from __future__ import annotations
 
 import time
+from typing import Literal
 
 from llama_index.core.base.response.schema import Response
 from llama_index.core.bridge.pydantic import ConfigDict, PrivateAttr
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import CustomQueryEngine
 
-from engines.answers.streaming import complete_answer
+from engines.answers.streaming import complete_answer, whole_answer
 from engines.conversation.previous import previous_turn
 from engines.language import has_chinese
 from engines.models.llm import can_continue, complete_with_prefix
+from engines.settings import Settings
 from engines.sql.database import GuardedSQLDatabase
 from engines.sql.fixes import fix_columns
 from engines.sql.guard import SQLRefused
 from engines.sql.knowledge import Knowledge, SqlKnowledgeBase
-from engines.sql.prompts import ANSWER_FROM_ROWS, SQL_PREFIX, previous_block, repair_prompt, write_prompt
+from engines.sql.prompts import ANSWER_FROM_ROWS, SINGLE_VALUE, SQL_PREFIX, previous_block, repair_prompt, write_prompt
 from engines.sql.repair import Failure, classify_error, classify_refusal, repair_hint
 from engines.sql.schema import Schema, read_schema
 from engines.sql.shapes import reshape
@@ -66,6 +68,17 @@ def write_sql(llm: LLM, prompt: str, ballot: int = 0) -> str:
     return extract_sql(complete_with_prefix(llm, prompt, SQL_PREFIX, SQL_STOP, temperature=temperature, seed=ballot))
 
 
+def engine_limits(settings: Settings) -> dict:
+    """The engine's fields that the settings choose (the app and the suites build it alike)."""
+    return {"max_attempts": settings.sql_max_attempts, "candidates": settings.sql_candidates, "vote": settings.sql_vote}
+
+
+def _in_doubt(failure: Failure | None, rows: dict) -> bool:
+    """Whether the first query's outcome calls for more ballots: it failed, or it returned no rows (the usual sign
+    of a wrong filter). Rows from a query that ran are kept as they are (measured in docs/experiments/speed.md)."""
+    return failure is not None or not rows.get("result")
+
+
 def _since(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 1)
 
@@ -79,6 +92,7 @@ class TextToSQLQueryEngine(CustomQueryEngine):
     write_answer: bool = True  # False: rows and SQL only (the SQL suite scores only the SQL)
     max_attempts: int = 3
     candidates: int = 1  # queries written for the first attempt (`write_sql`'s ballots); their rows vote
+    vote: Literal["always", "in_doubt"] = "always"  # in_doubt: the further ballots only when the first query's rows are in doubt
     schema_budget_chars: int = 12_000
     _schema: Schema | None = PrivateAttr(default=None)
 
@@ -117,21 +131,22 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         attempts: list[SqlAttempt] = []
         while len(attempts) < self.max_attempts:
             start = time.perf_counter()
-            if replayed is not None and not attempts:
-                raw = replayed
-            else:
-                raw = [write_sql(self.llm, prompt, n) for n in range(1 if attempts else self.candidates)]
-            fixed = {sql: self._fix(question, sql) for sql in dict.fromkeys(raw)}  # samples often repeat: fix (and look up) once
-            written = [fixed[sql] for sql in raw if fixed[sql][0]]
-            if not written:  # the model closed its SQL block at once: ask again, as for a syntax error
+            first = not attempts
+            raw = self._write(prompt, range(1 if first and self.vote == "in_doubt" else self.candidates if first else 1), replayed if first else None)
+            written = self._fixed(question, raw)
+            outcome = self._vote(written) if written else None
+            if first and len(raw) < self.candidates and (outcome is None or _in_doubt(*outcome[1:])):
+                raw += self._write(prompt, range(len(raw), self.candidates), replayed)
+                written = self._fixed(question, raw)
+                outcome = self._vote(written) if written else None
+            if outcome is None:  # the model closed its SQL block at once: ask again, as for a syntax error
                 attempts.append(SqlAttempt(sql="", error="the model wrote no SQL", kind="empty", ms=_since(start), raw=raw))
                 prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, "(nothing)", "the answer held no SQL", previous)
                 continue
-            sql = written[0][0]
-            if any(a.sql == sql for a in attempts):  # the model repeats itself: more tries will not help
-                attempts.append(SqlAttempt(sql=sql, error="the model returned a query it had already tried", kind="repeated", raw=raw))
+            attempt, failure, rows = outcome
+            if any(a.sql == attempt.sql for a in attempts):  # the model repeats itself: more tries will not help
+                attempts.append(SqlAttempt(sql=attempt.sql, error="the model returned a query it had already tried", kind="repeated", raw=raw))
                 break
-            attempt, failure, rows = self._vote(written)
             attempt.ms = _since(start)
             attempt.raw = raw
             attempts.append(attempt)
@@ -142,6 +157,15 @@ class TextToSQLQueryEngine(CustomQueryEngine):
             hint = repair_hint(failure, self.schema.names)
             prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, attempt.sql, hint, previous)
         return attempts, {}
+
+    def _write(self, prompt: str, ballots: range, replayed: list[str] | None) -> list[str]:
+        """The queries of these ballots: from an earlier run's where it wrote them, else from the model."""
+        return [replayed[n] if replayed is not None and n < len(replayed) else write_sql(self.llm, prompt, n) for n in ballots]
+
+    def _fixed(self, question: str, raw: list[str]) -> list[tuple[str, list[str]]]:
+        """Each written query after the fixes, in order; samples often repeat, so each is fixed (and looked up) once."""
+        fixed = {sql: self._fix(question, sql) for sql in dict.fromkeys(raw)}
+        return [fixed[sql] for sql in raw if fixed[sql][0]]
 
     def _previous_query(self) -> str:
         """The previous turn's question and query, when this is a follow-up to a query that ran on this source."""
@@ -188,5 +212,8 @@ class TextToSQLQueryEngine(CustomQueryEngine):
     def _answer(self, question: str, metadata: dict, last: SqlAttempt) -> str:
         if last.error:  # no rows to answer from: say so plainly rather than let the model guess
             return (NO_RESULT_ZH if has_chinese(question) else NO_RESULT_EN).format(error=last.error)
+        rows = metadata["result"]
+        if len(rows) == 1 and len(rows[0]) == 1:
+            return whole_answer(SINGLE_VALUE["zh" if has_chinese(question) else "en"].format(value=rows[0][0]))
         prompt = ANSWER_FROM_ROWS.format(query_str=question, sql_query=metadata["sql_query"], context_str=str(metadata["result"][:20]))
         return complete_answer(self.llm, prompt).strip()

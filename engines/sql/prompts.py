@@ -54,6 +54,11 @@ ANSWER_WORDS = {
 ANSWER_FROM_ROWS = in_question_language("{instructions}\n{question}{query_str}\nSQL: {sql_query}\n{result}{context_str}\n{answer}", ANSWER_WORDS)
 
 
+# A result of one value says everything: it is the answer, written without the model (one call and about a second
+# saved per such question; on the demo's six SQL questions the model itself wrote no more than the value).
+SINGLE_VALUE = {"en": "The answer is {value}.", "zh": "答案是{value}。"}
+
+
 def dialect_name(dialect: str) -> str:
     return DIALECT_NAMES.get(dialect, dialect)
 
@@ -65,9 +70,10 @@ def _comment(text: str) -> str:
 def knowledge_block(knowledge: Knowledge, budget_chars: int) -> str:
     """Tables (the most relevant that fit the budget), then descriptions, then examples, as a SQL file.
 
-    The chosen tables are listed in a fixed order, not by relevance: then every question on a database whose
-    tables all fit shares the prompt up to its question, and llama.cpp reuses that prefix's evaluation instead
-    of reading the whole schema again (measured in docs/experiments/performance.md).
+    The chosen tables and descriptions are listed in a fixed order, not by relevance: then every question on a
+    database whose tables all fit shares the prompt up to its question (or up to its examples), and llama.cpp
+    reuses that prefix's evaluation instead of reading the whole schema again (measured in
+    docs/experiments/performance.md and docs/experiments/speed.md). Examples stay in relevance order, last.
     """
     tables, used = [], 0
     for ddl in knowledge.tables:
@@ -77,7 +83,7 @@ def knowledge_block(knowledge: Knowledge, budget_chars: int) -> str:
         used += len(ddl)
     parts = ["\n\n".join(sorted(tables))]
     if knowledge.descriptions:
-        parts.append("-- What the tables and columns mean:\n" + "\n".join(_comment(d) for d in knowledge.descriptions))
+        parts.append("-- What the tables and columns mean:\n" + "\n".join(_comment(d) for d in sorted(knowledge.descriptions)))
     if knowledge.examples:
         parts.append("-- Questions answered before:\n" + "\n".join(f"{_comment(q)}\n{sql.rstrip(';')};" for q, sql in knowledge.examples))
     return "\n\n".join(parts) + "\n\n"

@@ -1,0 +1,79 @@
+"""Evaluated prompts kept aside, so a prompt read once is not read again after other prompts took the context.
+
+llama.cpp reuses the evaluation of the prompt it holds, up to the first token that differs. A SQL question reads
+its database's schema (500 tokens or more: seconds on a laptop's CPU); the answer sentence or a documents question
+asked next replaces it, and the next question on that database reads it all again. This store keeps the model's
+state as the next prompt is about to replace it, and gives it back when a prompt shares a longer prefix with a kept
+state than with the live one.
+
+Written by hand because llama-cpp-python's own `LlamaRAMCache`/`LlamaDiskCache` keep a `LlamaState`, which copies
+the logits buffer too: 512 x 151,936 floats (311 MB) per entry for Qwen's vocabulary, a second per save, while
+the cache counts only the KV's few MB against its capacity. This keeps sequence 0's KV cells only
+(`llama_state_seq_get_data`: about 28 KB per token for the 1.5B default) and replays the last prompt token, as
+llama.cpp does after any prefix hit, for its logits.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections import OrderedDict
+from typing import Any
+
+# A kept state sharing this share of its tokens with a newer one is replaced by it: questions on one database
+# share the schema and differ in the last lines, so the newest state serves the next question as well.
+SUPERSEDED_SHARE = 0.8
+
+
+def common_prefix(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
+
+
+class PromptStates:
+    """Kept states of one llama.cpp model (a `llama_cpp.Llama`), newest last, within `capacity_bytes`."""
+
+    def __init__(self, model: Any, capacity_bytes: int) -> None:
+        self.model, self.capacity = model, capacity_bytes
+        self.kept: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
+
+    def prepare(self, tokens: list[int]) -> None:
+        """Before `tokens` are evaluated: keep the live state if they would replace most of it, and restore a kept
+        state that shares more of their prefix than the live one does."""
+        live = tuple(self.model._input_ids[: self.model.n_tokens].tolist())
+        prompt = tuple(tokens)
+        shared = common_prefix(live, prompt)
+        if live and shared < SUPERSEDED_SHARE * len(live):
+            self._keep(live)
+        best = max(self.kept, key=lambda k: common_prefix(k, prompt), default=None)
+        if best is not None and common_prefix(best, prompt) > shared:
+            self._restore(best)
+
+    def _keep(self, key: tuple[int, ...]) -> None:
+        from llama_cpp import llama_state_seq_get_data, llama_state_seq_get_size
+
+        ctx = self.model._ctx.ctx
+        size = llama_state_seq_get_size(ctx, 0)
+        if size > self.capacity:
+            return
+        buffer = (ctypes.c_uint8 * size)()
+        written = llama_state_seq_get_data(ctx, buffer, size, 0)
+        for old in [k for k in self.kept if common_prefix(k, key) >= SUPERSEDED_SHARE * len(k)]:
+            del self.kept[old]
+        self.kept[key] = bytes(buffer[:written])
+        while sum(map(len, self.kept.values())) > self.capacity:
+            self.kept.popitem(last=False)
+
+    def _restore(self, key: tuple[int, ...]) -> None:
+        from llama_cpp import llama_state_seq_set_data
+
+        data = self.kept.pop(key)
+        buffer = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+        if llama_state_seq_set_data(self.model._ctx.ctx, buffer, len(data), 0) == 0:
+            return  # llama.cpp could not take it back: the prompt is read as if nothing were kept
+        self.model.input_ids[: len(key)] = key
+        self.model.n_tokens = len(key)
+        self.model._requires_eval = True  # the restored cells have no logits: replay the last prompt token
+        self.kept[key] = data  # newest again

@@ -1,0 +1,32 @@
+"""The evaluated-prompt store (engines/models/prompt_states.py) on the real local model."""
+
+from __future__ import annotations
+
+from engines.stage_clock import question_clock
+
+SCHEMA = "\n\n".join(
+    f"CREATE TABLE t{n} (\n\tid INTEGER,\n\tname TEXT NOT NULL,\n\tcity TEXT NOT NULL,\n\tage INTEGER NOT NULL,\n\tPRIMARY KEY (id)\n)" for n in range(8)
+)
+
+
+def _ask(question: str) -> str:
+    return f"{SCHEMA}\n-- Using valid SQLite, answer the following question for the tables provided above.\n-- {question}\n"
+
+
+def test_a_schema_read_once_is_not_read_again_after_another_prompt_took_the_context(llm) -> None:
+    with question_clock() as clock:
+        llm.complete(_ask("How many rows does t1 have?"), max_tokens=12)
+        llm.complete("Say hello in French.", max_tokens=4)
+        kept = llm.complete(_ask("What is the average age in t3?"), max_tokens=12).text
+    first, other, again = clock.model_calls
+    assert other.prompt_tokens_reused < 40  # only the system text is shared with the schema prompt
+    assert again.prompt_tokens_reused > 0.8 * first.prompt_tokens and again.prompt_tokens_evaluated < 40
+    llm.keep_prompt_states(0)
+    try:
+        llm.complete("Say hello in French.", max_tokens=4)
+        with question_clock() as clock:
+            read_again = llm.complete(_ask("What is the average age in t3?"), max_tokens=12).text
+        assert clock.model_calls[0].prompt_tokens_reused < 40
+    finally:
+        llm.keep_prompt_states(256 << 20)
+    assert kept == read_again  # the kept evaluation gives the model's own answer
