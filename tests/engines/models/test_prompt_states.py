@@ -5,7 +5,8 @@ from __future__ import annotations
 from engines.stage_clock import question_clock
 
 SCHEMA = "\n\n".join(
-    f"CREATE TABLE t{n} (\n\tid INTEGER,\n\tname TEXT NOT NULL,\n\tcity TEXT NOT NULL,\n\tage INTEGER NOT NULL,\n\tPRIMARY KEY (id)\n)" for n in range(8)
+    f"CREATE TABLE t{n} (\n\tid INTEGER,\n\tname TEXT NOT NULL,\n\tcity TEXT NOT NULL,\n\tage INTEGER NOT NULL,\n\tPRIMARY KEY (id)\n)"
+    for n in range(8)
 )
 
 
