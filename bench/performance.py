@@ -1,14 +1,23 @@
-"""`make bench`: speed on this machine, as medians and p95 over repeated runs, beside LlamaIndex's stock pieces.
+"""`make bench`: speed on this machine, ours beside LlamaIndex's stock pieces on the same model, in one run.
 
-    python -m bench.performance [--repeats 3] [--ingest-docs 300]
+    python -m bench.performance [--questions 20] [--ingest-docs 300] [--steps sql documents ...]
 
-Measured in one run: peak memory of `ragrouter ask`; route decision time (ours vs the stock embedding and LLM
-selectors, same tools); end-to-end time and time to the answer's first token per question kind on the demo
-sources (ours, streaming to a listener, vs `RouterQueryEngine.from_defaults` over stock streaming query engines on
-the same stores); retrieval stage times; ingest throughput on the first N SciFact abstracts (ours: chunk + e5 + BM25 into Milvus Lite; stock:
-`VectorStoreIndex.from_documents` into a dense-only Milvus Lite collection); the SQL path's stages (knowledge
-retrieval, generation and guarded run, repairs, answer). Writes bench/results.json.
-Needs `make ingest` and `make eval-ingest` first (the Makefile's `bench` target does both).
+Per path, at least 20 questions, each answered by ours and by the stock engine in turn, on the same stores and
+the same model, with the model's evaluation emptied before each (nothing carries over from the question before,
+except what ours keeps on purpose: evaluated schemas, engines/models/prompt_states.py):
+- sql: the demo shop's six questions and Spider dev questions (round-robin over databases); ours end to end
+  (query, rows, answer) against `NLSQLTableQueryEngine` (query, then a sentence), both streaming;
+- documents: the demo handbook's six questions and retrieval dev questions (SciFact, CMRC2018); ours against
+  `VectorStoreIndex.as_query_engine`, both streaming; then ours again with Corrective RAG on;
+- route: the decision alone, ours against the stock embedding and LLM selectors;
+- decoding: prompt-lookup speculative decoding (`LlamaPromptLookupDecoding`) against plain decoding, on SQL
+  and extractive prompts: generated tokens per second, and whether the text is the same;
+- ingest: the first N SciFact abstracts, ours against `VectorStoreIndex.from_documents`, and the embedding model
+  alone on the same chunks (the physical limit);
+- memory: peak RSS of `ragrouter chat` with every model loaded (a SQL question, a follow-up, a question answered
+  with Corrective RAG).
+Medians, p95, time to first token, prompt tokens evaluated, ratios ours / stock; writes bench/results.json and
+prints the table. A benchmark, never a timed test. Needs `make ingest` and `make eval-ingest` (the target runs both).
 """
 
 from __future__ import annotations
@@ -19,82 +28,41 @@ import os
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import engines  # noqa: F401  (offline, one thread)
+from bench.decoding import decoding_speed
+from bench.ingest import ingest_throughput
 from engines.routing.router import RagRouter
+from engines.routing.source_tool import SourceTool
 from engines.settings import DATA_DIR, Settings
+from engines.stage_clock import question_clock
 from evals.datasets import EVAL_DIR, load_questions, retrieval_questions, stratified
 from evals.metrics import latency
 from tools.build import build_router
 
 RESULTS = Path(__file__).resolve().parent / "results.json"
-# Three different questions per kind: repeating one question would time llama.cpp's prompt cache, not the path.
-DEMO_QUESTIONS = {
-    "documents (en)": [
-        "How many days per week can I work remotely?",
-        "How many days of annual leave do new employees get?",
-        "What is the overtime rule now?",
-    ],
-    "documents (zh)": ["国内出差每天的餐补是多少？", "新员工有多少天年假？", "每周可以远程办公几天？"],
-    "sql (en)": ["How many customers are older than 30?", "What is the most expensive product?", "How many orders were placed in total?"],
-    "sql (zh)": ["年龄大于30的客户有多少？", "最贵的商品是什么？", "一共有多少个订单？"],
-}
-
-
-def stats(values: list[float]) -> dict[str, float]:
-    return {**latency(values), "n": len(values)}
-
-
-def timed(fn: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    fn()
-    return 1000 * (time.perf_counter() - start)
-
-
-def peak_memory_of_ask() -> dict:
-    """Max resident set of one `ragrouter ask` process (model, embeddings, Milvus client, answer), in MiB."""
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "ui.cli", "ask", DEMO_QUESTIONS["sql (en)"][0], "--json"], check=True, capture_output=True)
-    wall = time.perf_counter() - start
-    return {"peak_rss_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1), "wall_s": round(wall, 1)}
-
-
-def route_times(router: RagRouter, repeats: int) -> dict:
-    from llama_index.core.selectors import EmbeddingSingleSelector, LLMSingleSelector
-
-    from evals.router_suite import decide
-
-    questions = [q["question"] for q in stratified(load_questions("router", "dev", None)[0], 50, "group")]
-    choices = [t.tool.metadata for t in router.tools]
-    selectors = {
-        "ragrouter": (router.selector, questions * repeats),
-        "stock EmbeddingSingleSelector": (EmbeddingSingleSelector.from_defaults(embed_model=router.embed), questions[:20]),
-        "stock LLMSingleSelector": (LLMSingleSelector.from_defaults(llm=router.llm), questions[:10]),
-    }
-    # A stock selector's unparsable output still took its time: decide times every decision, failed or not.
-    return {name: stats([decide(sel, choices, q)["ms"] for q in qs]) for name, (sel, qs) in selectors.items()}
-
-
-def _stock_router(router: RagRouter):
-    """The stock pieces over the same stores, streaming their answers as ours does."""
-    from llama_index.core import SQLDatabase
-    from llama_index.core.query_engine import NLSQLTableQueryEngine, RouterQueryEngine
-    from llama_index.core.tools import QueryEngineTool
-
-    tools = []
-    for t in router.tools:
-        if t.index is not None:
-            engine = t.index.as_query_engine(llm=router.llm, streaming=True)
-        elif t.database is not None:
-            engine = NLSQLTableQueryEngine(sql_database=SQLDatabase(t.database.engine), llm=router.llm, streaming=True)
-        else:
-            continue  # no network here: the web path is left out of both
-        tools.append(QueryEngineTool.from_defaults(engine, name=t.source.name, description=t.tool.metadata.description))
-    return RouterQueryEngine.from_defaults(query_engine_tools=tools, llm=router.llm)
+DEMO_SQL = [
+    "How many customers are older than 30?",
+    "What is the most expensive product?",
+    "How many orders were placed in total?",
+    "年龄大于30的客户有多少？",
+    "最贵的商品是什么？",
+    "一共有多少个订单？",
+]
+DEMO_DOCUMENTS = [
+    "How many days per week can I work remotely?",
+    "How many days of annual leave do new employees get?",
+    "What is the overtime rule now?",
+    "国内出差每天的餐补是多少？",
+    "新员工有多少天年假？",
+    "每周可以远程办公几天？",
+]
+# What `ragrouter chat` is asked for the memory figure: every model gets loaded (the condense context at the follow-up).
+CHAT_SCRIPT = "How many customers are older than 30?\nand how many are older than 40?\nHow many days of annual leave do new employees get?\n"
+Asked = tuple[RagRouter, str, str]  # the router that holds the source, the source, the question
 
 
 class _Unseen:
@@ -107,144 +75,188 @@ class _Unseen:
     def withdraw(self, message: str) -> None: ...
 
 
-def _ours(router: RagRouter, question: str) -> tuple[float, float]:
-    """ms to the first token and to the whole answer (an answer no model wrote arrives whole)."""
-    times = router.ask(question, listener=_Unseen()).timings_ms
-    return times.get("first_token", times["total"]), times["total"]
+def _cold(router: RagRouter) -> None:
+    """The model's evaluation emptied: the next prompt is read from its first token."""
+    router.llm._model.reset()
 
 
-def _stock(stock, question: str) -> tuple[float, float, bool]:
-    """ms to the first token and to the whole answer, and whether the stock router crashed (its selector's
-    malformed output; the time still counts)."""
-    start, first = time.perf_counter(), None
-    try:
-        for _ in stock.query(question).response_gen:
-            first = first or 1000 * (time.perf_counter() - start)
-    except Exception:
-        return 1000 * (time.perf_counter() - start), 1000 * (time.perf_counter() - start), True
-    total = 1000 * (time.perf_counter() - start)
-    return first or total, total, False
-
-
-def answer_times(router: RagRouter) -> dict:
-    stock = _stock_router(router)
-    results = {}
-    for kind, questions in DEMO_QUESTIONS.items():
-        ours = [_ours(router, q) for q in questions]
-        base = [_stock(stock, q) for q in questions]
-        results[kind] = {
-            "ragrouter": stats([t for _, t in ours]),
-            "stock RouterQueryEngine": {**stats([t for _, t, _ in base]), "failed": sum(f for *_, f in base)},
-            "first token": {"ragrouter": stats([f for f, _ in ours]), "stock RouterQueryEngine": stats([f for f, *_ in base])},
-        }
-    return results
-
-
-def sql_stage_times(demo: RagRouter, reference: RagRouter) -> dict:
-    """Per SQL question: knowledge retrieval, first SQL (generation + guarded run), repairs, answer sentence, total.
-
-    Over the demo shop's six questions and 20 Spider dev questions (round-robin over their databases).
-    """
-    spider = [q for q in load_questions("sql", "dev", None)[0] if q["set"] == "spider"]
-    asked = [(demo.tool("shop"), q) for qs in (DEMO_QUESTIONS["sql (en)"], DEMO_QUESTIONS["sql (zh)"]) for q in qs]
-    asked += [(reference.tool(q["db"]), q["question"]) for q in stratified(spider, 20, "db")]
-    records = []
-    for tool, question in asked:
-        start = time.perf_counter()
-        metadata = tool.tool.query_engine.query(question).metadata
-        records.append({**metadata["timings_ms"], "total": 1000 * (time.perf_counter() - start), "attempts": len(metadata["attempts"])})
-    stages = {stage: stats([r[stage] for r in records]) for stage in ("knowledge", "first_attempt", "repairs", "answer", "total")}
-    return {**stages, "questions_repaired": sum(r["attempts"] > 1 for r in records)}
-
-
-def stage_times(router: RagRouter) -> dict:
-    from evals.retrieval_suite import StageRunner
-
-    runner = StageRunner(router)
-    indexed = {t.source.name for t in router.tools if t.index is not None}
-    questions = [q for q in retrieval_questions(EVAL_DIR, "dev") if q["source"] in indexed]
-    records = [runner.measure(q) for q in stratified(questions, 30, "source")]
-    stages = {stage: stats([r["ms"][stage] for r in records]) for stage in records[0]["ms"]}
-    stages["compress"] = stats([r["compress_ms"] for r in records])
-    return stages
-
-
-def ingest_throughput(router: RagRouter, docs: int) -> dict:
-    from llama_index.core import StorageContext, VectorStoreIndex
-    from llama_index.vector_stores.milvus import MilvusVectorStore
-
-    from engines.documents.store import IngestReport, ingest_documents, load_documents
-    from engines.milvus import LITE_GRPC_OPTIONS
-    from engines.models.embeddings import embedding_dim
-    from engines.sources import load_sources
-
-    scifact = next(s for s in load_sources(DATA_DIR / "eval-sources.yaml") if s.name == "scifact")
-    documents = load_documents(scifact, IngestReport(scifact.name))[:docs]
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = router.settings.model_copy(update={"state_dir": Path(tmp), "milvus_uri": str(Path(tmp) / "ours.db")})
-        ours = timed(lambda: ingest_documents(scifact, settings, router.embed, documents)) / 1000
-        # Milvus Lite answers idle keepalive pings with GOAWAY; a full SciFact run leaves the store idle for minutes.
-        store = MilvusVectorStore(
-            uri=str(Path(tmp) / "stock.db"), collection_name="stock", dim=embedding_dim(router.embed), overwrite=True, grpc_options=LITE_GRPC_OPTIONS
-        )
-        storage = StorageContext.from_defaults(vector_store=store)
-        stock = timed(lambda: VectorStoreIndex.from_documents(documents, storage_context=storage, embed_model=router.embed)) / 1000
+def _ours(router: RagRouter, source: str, question: str) -> dict:
+    _cold(router)
+    trace = router.ask(question, source=source, listener=_Unseen())
+    times = trace.timings_ms
     return {
-        "documents": docs,
-        "ragrouter": {"total_s": round(ours, 1), "docs_per_s": round(docs / ours, 2)},
-        "stock VectorStoreIndex.from_documents": {"total_s": round(stock, 1), "docs_per_s": round(docs / stock, 2)},
+        "ms": times["total"],
+        "first_token_ms": times.get("first_token", times["total"]),
+        "prompt_tokens": sum(c.prompt_tokens for c in trace.model_calls),
+        "prompt_tokens_evaluated": sum(c.prompt_tokens_evaluated for c in trace.model_calls),
+        "model_calls": len(trace.model_calls),
     }
 
 
-def _row(what: str, ours: dict, base: dict | None) -> str:
-    ratio = f"{ours['median_ms'] / base['median_ms']:.3f}" if base else "–"
-    stock = f"{base['median_ms']:,.1f} / {base['p95_ms']:,.1f}" if base else "–"
-    return f"| {what} | {ours['median_ms']:,.1f} / {ours['p95_ms']:,.1f} | {stock} | {ratio} |"
+def _stock(router: RagRouter, engine, question: str) -> dict:
+    """The stock engine's streamed answer, metered like ours, without our kept prompts."""
+    _cold(router)
+    start, first = time.perf_counter(), None
+    with question_clock() as clock, router.llm.prompt_states_set_aside():
+        try:
+            for _ in engine.query(question).response_gen:
+                first = first or 1000 * (time.perf_counter() - start)
+            failed = False
+        except Exception:  # the stock engine's own failure (a query that does not run): its time still counts
+            failed = True
+    total = 1000 * (time.perf_counter() - start)
+    return {
+        "ms": round(total, 1),
+        "first_token_ms": round(first or total, 1),
+        "prompt_tokens": sum(c.prompt_tokens for c in clock.model_calls),
+        "prompt_tokens_evaluated": sum(c.prompt_tokens_evaluated for c in clock.model_calls),
+        "model_calls": len(clock.model_calls),
+        "failed": failed,
+    }
+
+
+def summary(records: list[dict]) -> dict:
+    def median(key: str) -> float:
+        return float(sorted(r[key] for r in records)[len(records) // 2])
+
+    return {
+        **latency(r["ms"] for r in records),
+        "first_token": latency(r["first_token_ms"] for r in records),
+        "prompt_tokens_evaluated_median": median("prompt_tokens_evaluated"),
+        "prompt_tokens_median": median("prompt_tokens"),
+        "model_calls_median": median("model_calls"),
+        "failed": sum(r.get("failed", False) for r in records),
+        "n": len(records),
+    }
+
+
+def _stock_sql(tool: SourceTool, router: RagRouter):
+    from llama_index.core import SQLDatabase
+    from llama_index.core.query_engine import NLSQLTableQueryEngine
+
+    return NLSQLTableQueryEngine(sql_database=SQLDatabase(tool.database.engine), llm=router.llm, streaming=True)
+
+
+def _stock_documents(tool: SourceTool, router: RagRouter):
+    return tool.index.as_query_engine(llm=router.llm, streaming=True)
+
+
+def compare(asked: list[Asked], stock_engine: Callable[[SourceTool, RagRouter], object]) -> dict:
+    """Each question by ours, then by the stock engine; both summaries and the ratio of their medians."""
+    stock_engines: dict[str, object] = {}
+    ours, stock = [], []
+    for router, source, question in asked:
+        ours.append(_ours(router, source, question))
+        engine = stock_engines.setdefault(source, stock_engine(router.tool(source), router))
+        stock.append(_stock(router, engine, question))
+    mine, theirs = summary(ours), summary(stock)
+    return {"ragrouter": mine, "stock": theirs, "ratio": round(mine["median_ms"] / theirs["median_ms"], 3)}
+
+
+def corrective(asked: list[Asked], crag_routers: dict[int, RagRouter]) -> dict:
+    """Ours with Corrective RAG on (the router of the same sources with `crag`), on the same questions."""
+    return summary([_ours(crag_routers[id(router)], source, question) for router, source, question in asked])
+
+
+def sql_questions(demo: RagRouter, reference: RagRouter, n: int) -> list[Asked]:
+    spider = [q for q in load_questions("sql", "dev", None)[0] if q["set"] == "spider"]
+    asked = [(demo, "shop", q) for q in DEMO_SQL]
+    return asked + [(reference, q["db"], q["question"]) for q in stratified(spider, n - len(asked), "db")]
+
+
+def documents_questions(demo: RagRouter, reference: RagRouter, n: int) -> list[Asked]:
+    indexed = {t.source.name for t in reference.tools if t.index is not None}
+    dev = [q for q in retrieval_questions(EVAL_DIR, "dev") if q["source"] in indexed]
+    asked = [(demo, "handbook", q) for q in DEMO_DOCUMENTS]
+    return asked + [(reference, q["source"], q["question"]) for q in stratified(dev, n - len(asked), "source")]
+
+
+def route_times(router: RagRouter, repeats: int) -> dict:
+    from llama_index.core.selectors import EmbeddingSingleSelector, LLMSingleSelector
+
+    from evals.router_suite import decide
+
+    questions = [q["question"] for q in stratified(load_questions("router", "dev", None)[0], 50, "group")]
+    choices = [t.tool.metadata for t in router.tools]
+    selectors = {
+        "ragrouter": (router.selector, questions * repeats),
+        "stock EmbeddingSingleSelector": (EmbeddingSingleSelector.from_defaults(embed_model=router.embed), questions[:20]),
+        "stock LLMSingleSelector": (LLMSingleSelector.from_defaults(llm=router.llm), questions[:20]),
+    }
+    # A stock selector's unparsable output still took its time: decide times every decision, failed or not.
+    return {name: {**latency(decide(sel, choices, q)["ms"] for q in qs), "n": len(qs)} for name, (sel, qs) in selectors.items()}
+
+
+def peak_memory() -> dict:
+    """Max resident set of `ragrouter chat` with every model loaded, in MiB."""
+    start = time.perf_counter()
+    env = {**os.environ, "RAGROUTER_CRAG": "true"}
+    subprocess.run([sys.executable, "-m", "ui.cli", "chat"], input=CHAT_SCRIPT, text=True, check=True, capture_output=True, env=env)
+    return {"peak_rss_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1), "wall_s": round(time.perf_counter() - start, 1)}
+
+
+def _ratio_row(what: str, ours: dict, stock: dict, key: str = "median_ms") -> str:
+    return f"| {what} | {ours[key]:,.0f} / {ours['p95_ms']:,.0f} | {stock[key]:,.0f} / {stock['p95_ms']:,.0f} | {ours[key] / stock[key]:.2f} |"
 
 
 def markdown(results: dict) -> str:
-    """The performance table (docs/experiments/performance.md): ms as median / p95, ours beside the stock piece, ours / stock."""
-    route = results["route"]
-    rows = ["| measurement | ragrouter (median / p95 ms) | stock (median / p95 ms) | ours / stock |", "|---|---|---|---|"]
-    rows.append(_row("route decision vs EmbeddingSingleSelector", route["ragrouter"], route["stock EmbeddingSingleSelector"]))
-    rows.append(_row("route decision vs LLMSingleSelector", route["ragrouter"], route["stock LLMSingleSelector"]))
-    for kind, pair in results["answer"].items():
-        rows.append(_row(f"answer, {kind}", pair["ragrouter"], pair["stock RouterQueryEngine"]))
-        first = pair["first token"]
-        rows.append(_row(f"first token of the answer, {kind}", first["ragrouter"], first["stock RouterQueryEngine"]))
-    for stage, s in results["retrieval_stages"].items():
-        rows.append(_row(f"retrieval stage: {stage}", s, results["retrieval_stages"]["dense"] if stage == "hybrid" else None))
-    for stage, s in results.get("sql_stages", {}).items():
-        if isinstance(s, dict):
-            rows.append(_row(f"SQL question stage: {stage}", s, None))
-    ingest = results["ingest"]
-    ours, stock = ingest["ragrouter"], ingest["stock VectorStoreIndex.from_documents"]
-    rows.append(
-        f"| ingest {ingest['documents']} SciFact abstracts | {ours['total_s']} s ({ours['docs_per_s']} docs/s) | "
-        f"{stock['total_s']} s ({stock['docs_per_s']} docs/s) | {ours['total_s'] / stock['total_s']:.2f} |"
-    )
-    memory = results["ask_peak_memory"]
-    rows.append(f"| `ragrouter ask` peak memory | {memory['peak_rss_mib']:,.0f} MiB ({memory['wall_s']} s wall) | – | – |")
+    """The table: ms as median / p95, ours beside the stock piece, ours / stock."""
+    rows = ["| measurement | ragrouter (median / p95) | stock (median / p95) | ours / stock |", "|---|---|---|---|"]
+    for path in ("sql", "documents"):
+        if path in results:
+            pair = results[path]
+            rows.append(_ratio_row(f"{path}: answer, ms ({pair['ragrouter']['n']} questions)", pair["ragrouter"], pair["stock"]))
+            rows.append(_ratio_row(f"{path}: first token, ms", pair["ragrouter"]["first_token"], pair["stock"]["first_token"]))
+            ours, stock = pair["ragrouter"], pair["stock"]
+            rows.append(
+                f"| {path}: prompt tokens evaluated / model calls per question (median) | {ours['prompt_tokens_evaluated_median']:,.0f} / "
+                f"{ours['model_calls_median']:.0f} | {stock['prompt_tokens_evaluated_median']:,.0f} / {stock['model_calls_median']:.0f} | – |"
+            )
+    if "crag" in results and "documents" in results:
+        rows.append(_ratio_row("documents with Corrective RAG vs without, ms", results["crag"], results["documents"]["ragrouter"]))
+    if "route" in results:
+        route = results["route"]
+        for stock in ("stock EmbeddingSingleSelector", "stock LLMSingleSelector"):
+            rows.append(_ratio_row(f"route decision vs {stock.split()[1]}, ms", route["ragrouter"], route[stock]))
+    if "decoding" in results:
+        d = results["decoding"]
+        rows.append(
+            f"| generation with prompt lookup vs plain, tokens/s ({d['prompts']} prompts) | {d['lookup']['tokens_per_s']} | "
+            f"{d['plain']['tokens_per_s']} | {d['lookup']['tokens_per_s'] / d['plain']['tokens_per_s']:.2f} |"
+        )
+    if "ingest" in results:
+        i = results["ingest"]
+        rows.append(
+            f"| ingest {i['documents']} SciFact abstracts, docs/s (embedding alone: {i['embedding_alone']['docs_per_s']}) | "
+            f"{i['ragrouter']['docs_per_s']} | {i['stock']['docs_per_s']} | {i['ragrouter']['docs_per_s'] / i['stock']['docs_per_s']:.2f} |"
+        )
+    if "memory" in results:
+        rows.append(f"| `ragrouter chat` peak RSS, every model loaded | {results['memory']['peak_rss_mib']:,.0f} MiB | – | – |")
     return "\n".join(rows)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--questions", type=int, default=20, help="questions per path")
+    parser.add_argument("--repeats", type=int, default=3, help="repeats of the route decisions")
     parser.add_argument("--ingest-docs", type=int, default=300)
     parser.add_argument("--steps", nargs="*", help="rerun only these sections into the existing results.json")
     args = parser.parse_args()
     results: dict = json.loads(RESULTS.read_text()) if args.steps else {}
-    results.update({"machine": f"{sys.platform}, {len(os.sched_getaffinity(0))} cores", "repeats": args.repeats})
-    if not args.steps or "ask_peak_memory" in args.steps:
-        results["ask_peak_memory"] = peak_memory_of_ask()  # first: a second process cannot open Milvus Lite while we hold it
+    results.update({"machine": f"{sys.platform}, {len(os.sched_getaffinity(0))} cores", "commit": _commit()})
+    if not args.steps or "memory" in args.steps:
+        results["memory"] = peak_memory()  # first: a second process cannot open Milvus Lite while we hold it
     demo = build_router(Settings(), DATA_DIR / "sources.yaml")
     reference = build_router(Settings(), DATA_DIR / "eval-sources.yaml", llm=demo.llm, embed=demo.embed)
+    files = ((demo, "sources.yaml"), (reference, "eval-sources.yaml"))
+    crag = {id(r): build_router(Settings(crag=True), DATA_DIR / f, llm=demo.llm, embed=demo.embed) for r, f in files}
+    sql, documents = sql_questions(demo, reference, args.questions), documents_questions(demo, reference, args.questions)
     steps = {
+        "sql": lambda: compare(sql, _stock_sql),
+        "documents": lambda: compare(documents, _stock_documents),
+        "crag": lambda: corrective(documents, crag),
         "route": lambda: route_times(reference, args.repeats),
-        "answer": lambda: answer_times(demo),
-        "retrieval_stages": lambda: stage_times(reference),
-        "sql_stages": lambda: sql_stage_times(demo, reference),
+        "decoding": lambda: decoding_speed(demo.settings, sql, documents),
         "ingest": lambda: ingest_throughput(reference, args.ingest_docs),
     }
     for name, step in steps.items():
@@ -253,6 +265,10 @@ def main() -> None:
         results[name] = step()
         RESULTS.write_text(json.dumps(results, ensure_ascii=False, indent=1), encoding="utf-8")  # kept if a later step fails
     print(markdown(results))
+
+
+def _commit() -> str:
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -107,6 +108,15 @@ def _local_llm(settings: Settings) -> LLM:
 
         def keep_prompt_states(self, capacity_bytes: int) -> None:
             self._states = PromptStates(self._model, capacity_bytes) if capacity_bytes > 0 else None
+
+        @contextmanager
+        def prompt_states_set_aside(self) -> Iterator[None]:
+            """Nothing kept is restored or added meanwhile (a benchmark's stock engine runs without them)."""
+            kept, self._states = self._states, None
+            try:
+                yield
+            finally:
+                self._states = kept
 
         def _meter(self, prompt: str) -> _Meter:
             """Bring back a kept evaluation of the prompt's prefix, then meter the call."""
