@@ -74,6 +74,8 @@ class _Unseen:
 
     def withdraw(self, message: str) -> None: ...
 
+    def rows(self, sql: str, columns: list[str], rows: list[tuple]) -> None: ...
+
 
 def _cold(router: RagRouter) -> None:
     """The model's evaluation emptied: the next prompt is read from its first token."""

@@ -71,6 +71,7 @@ class Heard:
         self.tokens: list[str] = []
         self.begins = 0
         self.withdrawn: str | None = None
+        self.shown_rows: list[tuple] | None = None
 
     def begin(self) -> None:
         self.begins += 1
@@ -80,6 +81,9 @@ class Heard:
 
     def withdraw(self, message: str) -> None:
         self.withdrawn = message
+
+    def rows(self, sql: str, columns: list[str], rows: list[tuple]) -> None:
+        self.shown_rows = rows
 
 
 @pytest.fixture(scope="session")

@@ -41,12 +41,15 @@ def test_sql_question_runs_guarded_sql_and_returns_rows(router) -> None:
     heard = Heard()
     trace = router.ask("How many customers are older than 30?", listener=heard)
     assert "".join(heard.tokens).strip() == trace.answer  # the answer sentence streams; the SQL does not
+    assert heard.shown_rows == [(7,)] and trace.timings_ms["rows_shown"] <= trace.timings_ms["first_token"]  # the rows come first
     assert trace.route.chosen == "shop"
     assert trace.sql and trace.sql.upper().startswith("SELECT") and "LIMIT" in trace.sql.upper()
     assert trace.rows == [[7]]
     assert "7" in trace.answer
     first = trace.sql_attempts[0]
-    assert first.written == router.settings.sql_candidates and 1 <= first.votes <= first.written
+    assert first.written == 1 and first.votes == 1  # rows from the first query leave nothing in doubt: no further ballots
+    (call,) = trace.model_calls  # one value is the answer: no sentence to write
+    assert call.prompt_tokens == call.prompt_tokens_evaluated + call.prompt_tokens_reused and call.generated_tokens > 0
 
 
 def test_chinese_sql_question(router) -> None:

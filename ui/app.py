@@ -26,7 +26,7 @@ class StreamedAnswer:
     """The answer on the page while the model writes it (engines/answers/streaming.py); the checked answer replaces it."""
 
     def __init__(self) -> None:
-        self.slot, self.text = st.empty(), ""
+        self.rows_slot, self.slot, self.text = st.empty(), st.empty(), ""
 
     def begin(self) -> None:
         self.text = ""
@@ -37,6 +37,16 @@ class StreamedAnswer:
 
     def withdraw(self, message: str) -> None:
         self.slot.warning(message)
+
+    def rows(self, sql: str, columns: list[str], rows: list[tuple]) -> None:
+        with self.rows_slot.container():
+            st.code(sql, language="sql")
+            st.dataframe(pd.DataFrame(rows, columns=columns or None), use_container_width=True)
+
+    def clear(self) -> None:
+        """The checked answer and its trace take the streamed text's place."""
+        self.rows_slot.empty()
+        self.slot.empty()
 
 
 def settings_sidebar(current: Settings) -> None:
@@ -307,7 +317,7 @@ if question := st.chat_input("Ask a question…") or clicked:
         except (QuestionError, *USER_ERRORS) as err:
             st.error(str(err))
         else:
-            streamed.slot.empty()
+            streamed.clear()
             asked_as(trace)
             st.write(trace.answer)
             show_trace(len(turns), trace)

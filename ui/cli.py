@@ -101,6 +101,9 @@ class _TerminalAnswer:
         print(f"\n{message}", flush=True)
         self.shown = message
 
+    def rows(self, sql: str, columns: list[str], rows: list[tuple]) -> None:
+        console.print(f"[dim]{len(rows)} row{'s' * (len(rows) != 1)} from the query; the answer follows.[/]")
+
 
 def _print_trace(trace, shown: str) -> None:
     """The route and what was used; the answer too where the checked answer is not what streamed."""

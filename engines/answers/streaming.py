@@ -31,12 +31,16 @@ class AnswerListener(Protocol):
     def withdraw(self, message: str) -> None:
         """What was shown broke an output-guard rule: show `message` instead."""
 
+    def rows(self, sql: str, columns: list[str], rows: list[tuple]) -> None:
+        """The SQL path's query ran: its rows, shown before the sentence written from them."""
+
 
 @dataclass
 class AnswerStream:
     listener: AnswerListener
     guard: OutputGuard
     first_token_at: float | None = None  # time.perf_counter() of the first token of any answer
+    rows_at: float | None = None  # time.perf_counter() when the SQL path's rows were shown
 
     def relay(self, tokens: Iterable[str]) -> str:
         """Pass each token on while the text keeps to the guard's rules; return the whole text either way."""
@@ -73,6 +77,14 @@ def listening(listener: AnswerListener, guard: OutputGuard) -> Iterator[AnswerSt
 def current() -> AnswerStream | None:
     """The open stream, if anyone listens."""
     return _current.get()
+
+
+def show_rows(sql: str, columns: list[str], rows: list[tuple]) -> None:
+    """Pass the rows a query returned to the listener, as soon as they exist."""
+    stream = current()
+    if stream is not None:
+        stream.rows_at = time.perf_counter()
+        stream.listener.rows(sql, columns, rows)
 
 
 def whole_answer(text: str) -> str:

@@ -83,6 +83,8 @@ class RagRouter:
         trace.timings_ms["total"] = round((time.perf_counter() - start) * 1000, 1)
         if stream is not None and stream.first_token_at is not None:
             trace.timings_ms["first_token"] = round((stream.first_token_at - start) * 1000, 1)
+        if stream is not None and stream.rows_at is not None:
+            trace.timings_ms["rows_shown"] = round((stream.rows_at - start) * 1000, 1)
         trace.timings_ms.update(clock.ms)
         trace.llm_calls = clock.llm_calls
         trace.model_calls = clock.model_calls

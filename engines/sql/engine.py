@@ -16,7 +16,7 @@ from llama_index.core.bridge.pydantic import ConfigDict, PrivateAttr
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import CustomQueryEngine
 
-from engines.answers.streaming import complete_answer, whole_answer
+from engines.answers.streaming import complete_answer, show_rows, whole_answer
 from engines.conversation.previous import previous_turn
 from engines.language import has_chinese
 from engines.models.llm import can_continue, complete_with_prefix
@@ -117,6 +117,8 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         last = attempts[-1]
         metadata = {"sql_query": last.ran or last.sql, "attempts": [a.model_dump() for a in attempts], "result": [], "col_keys": []}
         metadata.update(rows)
+        if rows and self.write_answer:
+            show_rows(metadata["sql_query"], metadata["col_keys"], metadata["result"])
         start = time.perf_counter()
         answer = self._answer(query_str, metadata, last) if self.write_answer else ""
         metadata["timings_ms"] = {**timings, "answer": _since(start)}
