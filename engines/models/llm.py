@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -95,6 +96,13 @@ class _Meter:
         )
 
 
+def prompt_states_folder(settings: Settings) -> Path:
+    """Where the evaluated prompts of this model file (by name, size and time) at this context size are kept between
+    processes: another file under the same name does not read this one's states."""
+    stat = settings.model_path.stat()
+    return settings.state_dir / "prompt-states" / f"{settings.model_path.stem}-{stat.st_size}-{int(stat.st_mtime)}-{settings.context_window}"
+
+
 def _local_llm(settings: Settings) -> LLM:
     from llama_cpp import LogitsProcessorList
     from llama_index.llms.llama_cpp import LlamaCPP
@@ -106,8 +114,8 @@ def _local_llm(settings: Settings) -> LLM:
 
         _states: PromptStates | None = PrivateAttr(default=None)
 
-        def keep_prompt_states(self, capacity_bytes: int) -> None:
-            self._states = PromptStates(self._model, capacity_bytes) if capacity_bytes > 0 else None
+        def keep_prompt_states(self, capacity_bytes: int, folder: Path | None = None) -> None:
+            self._states = PromptStates(self._model, capacity_bytes, folder) if capacity_bytes > 0 else None
 
         @contextmanager
         def prompt_states_set_aside(self) -> Iterator[None]:
@@ -182,7 +190,7 @@ def _local_llm(settings: Settings) -> LLM:
         completion_to_prompt=chatml_completion,
         verbose=False,
     )
-    llm.keep_prompt_states(settings.prompt_states_mb << 20)
+    llm.keep_prompt_states(settings.prompt_states_mb << 20, prompt_states_folder(settings))
     return llm
 
 

@@ -11,13 +11,22 @@ the logits buffer too: 512 x 151,936 floats (311 MB) per entry for Qwen's vocabu
 the cache counts only the KV's few MB against its capacity. This keeps sequence 0's KV cells only
 (`llama_state_seq_get_data`: about 28 KB per token for the 1.5B default) and replays the last prompt token, as
 llama.cpp does after any prefix hit, for its logits.
+
+Given a folder, kept states are also written there (and the live one at exit), so the next process, a fresh
+`ragrouter ask` or a restarted app, starts with the schemas already read. The folder is named by the model file
+and its context size, whose states these are; one that llama.cpp will not take back is read as if absent.
 """
 
 from __future__ import annotations
 
+import atexit
 import ctypes
+import hashlib
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 # A kept state sharing this share of its tokens with a newer one is replaced by it: questions on one database
 # share the schema and differ in the last lines, so the newest state serves the next question as well.
@@ -35,9 +44,17 @@ def common_prefix(a: tuple[int, ...], b: tuple[int, ...]) -> int:
 class PromptStates:
     """Kept states of one llama.cpp model (a `llama_cpp.Llama`), newest last, within `capacity_bytes`."""
 
-    def __init__(self, model: Any, capacity_bytes: int) -> None:
-        self.model, self.capacity = model, capacity_bytes
+    def __init__(self, model: Any, capacity_bytes: int, folder: Path | None = None) -> None:
+        self.model, self.capacity, self.folder = model, capacity_bytes, folder
         self.kept: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
+        if folder is not None:
+            self._read(folder)
+            atexit.register(self.keep_live)
+
+    def keep_live(self) -> None:
+        """Keep the state the model holds now (at exit: for the next process)."""
+        if self.model.n_tokens:
+            self._keep(tuple(self.model._input_ids[: self.model.n_tokens].tolist()))
 
     def prepare(self, tokens: list[int]) -> None:
         """Before `tokens` are evaluated: keep the live state if they would replace most of it, and restore a kept
@@ -61,10 +78,37 @@ class PromptStates:
         buffer = (ctypes.c_uint8 * size)()
         written = llama_state_seq_get_data(ctx, buffer, size, 0)
         for old in [k for k in self.kept if common_prefix(k, key) >= SUPERSEDED_SHARE * len(k)]:
-            del self.kept[old]
+            self._forget(old)
         self.kept[key] = bytes(buffer[:written])
+        self._write(key)
         while sum(map(len, self.kept.values())) > self.capacity:
-            self.kept.popitem(last=False)
+            self._forget(next(iter(self.kept)))
+
+    def _forget(self, key: tuple[int, ...]) -> None:
+        del self.kept[key]
+        if self.folder is not None:
+            self._file(key).unlink(missing_ok=True)
+
+    def _file(self, key: tuple[int, ...]) -> Path:
+        return self.folder / f"{hashlib.sha1(np.asarray(key, dtype=np.int32).tobytes()).hexdigest()}.npz"
+
+    def _write(self, key: tuple[int, ...]) -> None:
+        if self.folder is None:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self._file(key)
+        with path.with_suffix(".tmp").open("wb") as f:  # whole or not at all: a killed process leaves no half file
+            np.savez(f, tokens=np.asarray(key, dtype=np.int32), state=np.frombuffer(self.kept[key], dtype=np.uint8))
+        path.with_suffix(".tmp").replace(path)
+
+    def _read(self, folder: Path) -> None:
+        """The states an earlier process kept, oldest first; a file that cannot be read is dropped."""
+        for path in sorted(folder.glob("*.npz"), key=lambda p: p.stat().st_mtime):
+            try:
+                with np.load(path) as saved:
+                    self.kept[tuple(saved["tokens"].tolist())] = saved["state"].tobytes()
+            except (OSError, ValueError, KeyError):
+                path.unlink(missing_ok=True)
 
     def _restore(self, key: tuple[int, ...]) -> None:
         from llama_cpp import llama_state_seq_set_data
@@ -72,6 +116,8 @@ class PromptStates:
         data = self.kept.pop(key)
         buffer = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
         if llama_state_seq_set_data(self.model._ctx.ctx, buffer, len(data), 0) == 0:
+            if self.folder is not None:
+                self._file(key).unlink(missing_ok=True)
             return  # llama.cpp could not take it back: the prompt is read as if nothing were kept
         self.model.input_ids[: len(key)] = key
         self.model.n_tokens = len(key)
