@@ -124,7 +124,7 @@ class Settings(BaseSettings):
     )
     sql_vote: Literal["always", "in_doubt"] = Field(
         default="in_doubt",
-        description="When the further queries are written: always, or only when the first one fails or returns no rows.",
+        description="When all the queries are written: always, or in doubt: first two, the rest only when those fail, return no rows or disagree.",
     )
 
     web_backend: Literal["duckduckgo", "searxng", "tavily"] = Field(

@@ -153,17 +153,19 @@ def test_the_engine_runs_every_candidate_guarded_and_keeps_the_winner(database, 
     assert database.run_sql("SELECT COUNT(*) FROM customers")[1]["result"][0][0] > 0  # the DROP was refused
 
 
-def test_in_doubt_the_further_ballots_are_written_only_when_the_first_query_returns_nothing(database, knowledge) -> None:
+def test_in_doubt_the_further_ballots_are_written_only_when_the_first_two_leave_the_rows_in_doubt(database, knowledge) -> None:
     # A scripted LLM double: the point is how many queries get written.
-    sure = ScriptedSQLWriter(sqls=["SELECT name FROM customers WHERE age > 50", "SELECT name FROM customers"])
-    engine = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=sure, write_answer=False, candidates=3, vote="in_doubt")
-    (attempt,) = engine.query("Who is older than 50?").metadata["attempts"]
-    assert (attempt["written"], len(sure.prompts)) == (1, 1)
-    doubtful = ScriptedSQLWriter(sqls=["SELECT name FROM customers WHERE age > 90", "SELECT name FROM customers WHERE age > 50"])
-    engine = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=doubtful, write_answer=False, candidates=3, vote="in_doubt")
-    response = engine.query("Who is older than 50?")
-    (attempt,) = response.metadata["attempts"]
-    assert attempt["written"] == 3 and response.metadata["result"] == [("Maria Rossi",)]
+    def first_attempt(sqls: list[str]) -> tuple[dict, list]:
+        writer = ScriptedSQLWriter(sqls=sqls)
+        engine = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=writer, write_answer=False, candidates=3, vote="in_doubt")
+        response = engine.query("Who is older than 50?")
+        return response.metadata["attempts"][0], response.metadata["result"]
+
+    agree = "SELECT name FROM customers WHERE age > 50"
+    assert first_attempt([agree, agree, "SELECT name FROM customers"])[0]["written"] == 2  # two readings agree: no third
+    attempt, rows = first_attempt(["SELECT name FROM customers WHERE age > 90", agree])  # the first returns nothing
+    assert attempt["written"] == 3 and rows == [("Maria Rossi",)]
+    assert first_attempt([agree, "SELECT name FROM customers WHERE age > 40"])[0]["written"] == 3  # they disagree
 
 
 def test_when_no_candidate_runs_the_greedy_query_is_repaired(database, knowledge) -> None:
