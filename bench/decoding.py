@@ -23,6 +23,7 @@ from engines.sql.engine import FILE_STOP
 from engines.sql.prompts import SQL_PREFIX, write_prompt
 
 MAX_TOKENS = 128
+PROMPTS = 6  # of each kind, from the start of the path's questions (the demo's, English then Chinese)
 
 
 def _sql_prompt(router: Any, source: str, question: str) -> tuple[str, list[str]]:
@@ -61,14 +62,16 @@ def decoding_speed(settings: Settings, sql: list[tuple[Any, str, str]], document
     from llama_cpp import Llama
     from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
-    prompts = [_sql_prompt(*a) for a in sql[:10]] + [_answer_prompt(*a) for a in documents[:10]]
+    prompts = [_sql_prompt(*a) for a in sql[:PROMPTS]] + [_answer_prompt(*a) for a in documents[:PROMPTS]]
     common = {
         "model_path": str(require_model(settings.model_path)),
         "n_ctx": settings.context_window,
         "n_threads": settings.llm_threads,
         "verbose": False,
     }
-    models = {"plain": Llama(**common), "lookup": Llama(**common, draft_model=LlamaPromptLookupDecoding(num_pred_tokens=10))}
+    # logits_all given too: llama-cpp-python sizes its logits buffer by the argument, not by the draft model's need.
+    lookup = Llama(**common, logits_all=True, draft_model=LlamaPromptLookupDecoding(num_pred_tokens=10))
+    models = {"plain": Llama(**common), "lookup": lookup}
     runs: dict[str, list[dict]] = {name: [] for name in models}
     for prompt, stop in prompts:
         for name, model in models.items():

@@ -11,7 +11,7 @@ from typing import Any
 
 from engines.settings import DATA_DIR
 
-BATCHES = (1, 16, 64)
+BATCHES = (4, 16, 64)
 
 
 def _seconds(fn: Any) -> float:

@@ -33,7 +33,7 @@ class Settings(BaseSettings):
     max_new_tokens: int = Field(default=384, description="The most tokens one model call may write.")
     llm_threads: int = Field(default=2, description="CPU threads for the local model.")
     prompt_states_mb: int = Field(
-        default=256,
+        default=128,
         ge=0,
         description="Memory for evaluated prompts kept aside (a database's schema), so a prompt read once is not read again; 0 = none.",
     )

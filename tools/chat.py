@@ -20,10 +20,11 @@ from engines.trace import ConversationRecord, Trace
 
 
 def condense_llm(settings: Settings, llm: LLM) -> LLM:
-    """The model that condenses follow-ups: for the local model a second, small context of the same file
-    (llama.cpp maps the weights once), so the condense prompt does not evict the answering context's evaluated
-    schema; an endpoint serves both."""
-    if settings.llm_backend != "local" or not settings.condense:
+    """The model that condenses follow-ups: the answering model itself, whose kept prompt states bring the
+    evaluated schema back after the condense prompt (a second context cost 1 GB or more of resident memory:
+    docs/experiments/speed.md); without kept states, a second, small context of the same file, so the condense
+    prompt does not evict the schema. An endpoint serves both."""
+    if settings.llm_backend != "local" or not settings.condense or settings.prompt_states_mb > 0:
         return llm
     return build_llm(settings.model_copy(update={"context_window": settings.condense_context_window, "prompt_states_mb": 0}))
 

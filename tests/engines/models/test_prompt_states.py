@@ -29,21 +29,21 @@ def test_a_schema_read_once_is_not_read_again_after_another_prompt_took_the_cont
             read_again = llm.complete(_ask("What is the average age in t3?"), max_tokens=12).text
         assert clock.model_calls[0].prompt_tokens_reused < 40
     finally:
-        llm.keep_prompt_states(256 << 20)
+        llm.keep_prompt_states(128 << 20)
     assert kept == read_again  # the kept evaluation gives the model's own answer
 
 
 def test_kept_states_outlive_the_process_in_their_folder(llm, tmp_path) -> None:
-    llm.keep_prompt_states(256 << 20, tmp_path)
+    llm.keep_prompt_states(128 << 20, tmp_path)
     try:
         llm.complete(_ask("How many rows does t2 have?"), max_tokens=12)
         llm._states.keep_live()  # what the process does at exit
         assert list(tmp_path.glob("*.npz"))
         llm._model.reset()
-        llm.keep_prompt_states(256 << 20, tmp_path)  # a new process: nothing evaluated, the folder read
+        llm.keep_prompt_states(128 << 20, tmp_path)  # a new process: nothing evaluated, the folder read
         with question_clock() as clock:
             llm.complete(_ask("Which names appear in t5?"), max_tokens=12)
         (call,) = clock.model_calls
         assert call.prompt_tokens_reused > 0.8 * call.prompt_tokens
     finally:
-        llm.keep_prompt_states(256 << 20)
+        llm.keep_prompt_states(128 << 20)
