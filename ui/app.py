@@ -162,7 +162,10 @@ def show_trace(index: int, trace: Trace) -> None:
             st.altair_chart(route_chart(trace), use_container_width=True)
             why_not(index, trace)
             compare_selectors(index, trace)
-        st.markdown(f"**Where the time went** (ms) · {trace.llm_calls} LLM call{'s' * (trace.llm_calls != 1)}")
+        read = sum(c.prompt_tokens_evaluated for c in trace.model_calls)
+        reused = sum(c.prompt_tokens_reused for c in trace.model_calls)
+        tokens = f" · {read:,} prompt tokens read, {reused:,} reused" if trace.model_calls else ""
+        st.markdown(f"**Where the time went** (ms) · {trace.llm_calls} LLM call{'s' * (trace.llm_calls != 1)}{tokens}")
         st.altair_chart(stage_chart(trace), use_container_width=True)
     if trace.sql:
         st.code(trace.sql, language="sql")
