@@ -28,7 +28,7 @@ def test_chat_shows_answer_route_and_sql(app: AppTest) -> None:
     assert any("SELECT" in c.value.upper() for c in app.code)
     assert "7" in " ".join(str(m.value) for m in app.markdown)
     assert any(e.label == "SQL attempts (1)" for e in app.expander)
-    assert any("of the 3 queries written returned these rows" in c.value for c in app.caption)
+    assert any("of the 2 queries written returned these rows" in c.value for c in app.caption)
     assert any(c.value.startswith("Margin to the runner-up") for c in app.caption)
     why_not = app.selectbox(key="why-not-0")
     assert "shop" not in why_not.options and why_not.value in why_not.options
