@@ -75,9 +75,9 @@ def engine_limits(settings: Settings) -> dict:
 
 def _in_doubt(attempt: SqlAttempt, failure: Failure | None, rows: dict, ballots: int) -> bool:
     """Whether the first `ballots` queries' outcome calls for the further ones: the winner failed, returned no rows
-    (the usual sign of a wrong filter), or not every reading returned its rows (they disagree, or one wrote no SQL). When they agree on rows, the further ballots
-    could not outvote them, so they are not written: the vote's result is the same, at a third of its ballots
-    (Spider and KaggleDBQA test replays, docs/experiments/speed.md)."""
+    (the usual sign of a wrong filter), or not every reading returned its rows (they disagree, or one wrote no
+    SQL). When they agree on rows, the further ballots could not outvote them, so they are not written: the vote's
+    result is the same, at fewer ballots (Spider and KaggleDBQA test replays, docs/experiments/speed.md)."""
     return failure is not None or not rows.get("result") or attempt.votes < ballots
 
 
@@ -136,13 +136,15 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         while len(attempts) < self.max_attempts:
             start = time.perf_counter()
             first = not attempts
+            fixed: dict[str, tuple[str, list[str]]] = {}  # kept across the two rounds of ballots: each query fixed and run once
+            tried: dict[str, tuple[SqlAttempt, Failure | None, dict]] = {}
             raw = self._write(prompt, range(self._ballots(first)), replayed if first else None)
-            written = self._fixed(question, raw)
-            outcome = self._vote(written) if written else None
+            written = self._fixed(question, raw, fixed)
+            outcome = self._vote(written, tried) if written else None
             if first and len(raw) < self.candidates and (outcome is None or _in_doubt(*outcome, ballots=len(raw))):
                 raw += self._write(prompt, range(len(raw), self.candidates), replayed)
-                written = self._fixed(question, raw)
-                outcome = self._vote(written) if written else None
+                written = self._fixed(question, raw, fixed)
+                outcome = self._vote(written, tried) if written else None
             if outcome is None:  # the model closed its SQL block at once: ask again, as for a syntax error
                 attempts.append(SqlAttempt(sql="", error="the model wrote no SQL", kind="empty", ms=_since(start), raw=raw))
                 prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, "(nothing)", "the answer held no SQL", previous)
@@ -173,9 +175,12 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         """The queries of these ballots: from an earlier run's where it wrote them, else from the model."""
         return [replayed[n] if replayed is not None and n < len(replayed) else write_sql(self.llm, prompt, n) for n in ballots]
 
-    def _fixed(self, question: str, raw: list[str]) -> list[tuple[str, list[str]]]:
-        """Each written query after the fixes, in order; samples often repeat, so each is fixed (and looked up) once."""
-        fixed = {sql: self._fix(question, sql) for sql in dict.fromkeys(raw)}
+    def _fixed(self, question: str, raw: list[str], fixed: dict[str, tuple[str, list[str]]]) -> list[tuple[str, list[str]]]:
+        """Each written query after the fixes, in order; a query already in `fixed` (samples often repeat) is not
+        fixed (and looked up) again."""
+        for sql in dict.fromkeys(raw):
+            if sql not in fixed:
+                fixed[sql] = self._fix(question, sql)
         return [fixed[sql] for sql in raw if fixed[sql][0]]
 
     def _previous_query(self) -> str:
@@ -185,10 +190,9 @@ class TextToSQLQueryEngine(CustomQueryEngine):
             return ""
         return previous_block(turn.question, turn.sql)
 
-    def _vote(self, written: list[tuple[str, list[str]]]) -> tuple[SqlAttempt, Failure | None, dict]:
+    def _vote(self, written: list[tuple[str, list[str]]], tried: dict) -> tuple[SqlAttempt, Failure | None, dict]:
         """Run each distinct query (guarded, like any other) and keep the one whose rows most of them returned;
         when none runs, the greedy query's failure is the one repaired."""
-        tried: dict[str, tuple[SqlAttempt, Failure | None, dict]] = {}
         for sql, fixes in written:
             if sql not in tried:
                 tried[sql] = self._try(sql, fixes)
