@@ -10,7 +10,7 @@ export TRANSFORMERS_OFFLINE := 1
 LLAMA_CPP_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: install model chromium ingest run lint docs test test-fast bench bench-retrieval eval eval-ingest eval-router eval-sql eval-retrieval eval-answers clean
+.PHONY: install model chromium postgres ingest run lint docs test test-fast bench bench-retrieval eval eval-ingest eval-router eval-sql eval-retrieval eval-answers clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -41,6 +41,11 @@ BROWSER_PACKAGES := chromium fonts-wqy-microhei fonts-noto-color-emoji
 chromium:
 	dpkg -s $(BROWSER_PACKAGES) >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq $(BROWSER_PACKAGES) >/dev/null) || echo "chromium could not be installed: tests/ui/test_browser.py will be skipped"
 
+# The PostgreSQL tests start a throwaway cluster from Debian's server binaries (evals/postgres.py); installed here
+# when missing, and those tests are skipped where they cannot be.
+postgres:
+	dpkg -s postgresql >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq postgresql >/dev/null) || echo "postgresql could not be installed: tests/engines/sql/test_postgres.py will be skipped"
+
 # ruff (lint and format) and import-linter (the one-way imports written in pyproject.toml).
 lint: install
 	$(VENV)/bin/ruff check .
@@ -51,7 +56,7 @@ lint: install
 docs: install
 	$(PY) -m ui.settings_doc > docs/settings.md
 
-test: lint model chromium
+test: lint model chromium postgres
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
 # The tests that need no local model (about a minute); `make test` runs them all.

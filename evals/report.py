@@ -87,9 +87,9 @@ class Report:
         self.sections: list[str] = []
         self.figures: list[str] = []
 
-    def headline(self, metrics: dict[str, float], baseline: dict[str, float], baseline_name: str) -> None:
+    def headline(self, metrics: dict[str, float], baseline: dict[str, float], baseline_name: str, system: str = "ragrouter") -> None:
         self.data["metrics"], self.data["baseline"] = metrics, baseline
-        self.data["baseline_system"] = baseline_name
+        self.data["system"], self.data["baseline_system"] = system, baseline_name
         self.data["ratios"] = {k: ratio(v, baseline.get(k)) for k, v in metrics.items()}
 
     def detail(self, key: str, value: Any) -> None:
@@ -105,7 +105,7 @@ class Report:
         self.figures.append(name)
 
     def _headline_table(self) -> str:
-        rows = [f"| metric | ragrouter | {self.data.get('baseline_system', 'baseline')} | ratio |", "|---|---|---|---|"]
+        rows = [f"| metric | {self.data.get('system', 'ragrouter')} | {self.data.get('baseline_system', 'baseline')} | ratio |", "|---|---|---|---|"]
         for key, value in self.data["metrics"].items():
             rows.append(f"| {key} | {_fmt(value)} | {_fmt(self.data['baseline'].get(key))} | {_fmt(self.data['ratios'].get(key))} |")
         return "\n".join(rows)
@@ -125,7 +125,7 @@ class Report:
     def _print(self) -> None:
         table = Table(
             "metric",
-            "ragrouter",
+            self.data.get("system", "ragrouter"),
             self.data.get("baseline_system", "baseline"),
             "ours / baseline",
             title=f"{self.suite} ({self.split}, n={self.data['n']})",

@@ -21,7 +21,7 @@ from llama_index.core.query_engine import NLSQLTableQueryEngine
 from sqlalchemy.engine import Engine
 
 from engines.routing.router import RagRouter
-from engines.sql.database import GuardedSQLDatabase
+from engines.sql.database import GuardedSQLDatabase, plain_value
 from engines.sql.engine import TextToSQLQueryEngine, engine_limits
 from engines.sql.guard import guard_sql
 from engines.sql.knowledge import SqlKnowledgeBase, example_node
@@ -37,6 +37,7 @@ SCORING_ROW_LIMIT = 1_000_000
 
 
 def _value(v: Any) -> Any:
+    v = plain_value(v)
     return round(v, 6) if isinstance(v, float) else v
 
 
@@ -79,7 +80,7 @@ def score(database: GuardedSQLDatabase, sql: str | None, gold: list[tuple], gold
     runnable = sql
     if guarded:
         try:
-            runnable = guard_sql(sql, set(database.get_usable_table_names()), database.dialect, SCORING_ROW_LIMIT)
+            runnable = guard_sql(sql, set(database.get_usable_table_names()), database.sqlglot_dialect, SCORING_ROW_LIMIT)
         except ValueError as err:
             return _unrunnable(str(err))
     try:
@@ -99,7 +100,7 @@ def _generate(answer: Callable[[], Any]) -> tuple[dict, float]:
     return metadata, round(1000 * (time.perf_counter() - start), 1)
 
 
-def _ours(engine: TextToSQLQueryEngine, item: dict, replayed: dict | None) -> dict:
+def our_sql(engine: TextToSQLQueryEngine, item: dict, replayed: dict | None) -> dict:
     """Our SQL for the item; with an earlier record of it that kept its queries, the first attempt's queries come
     from there (the fixes, vote and repairs run anew). A replayed record keeps the earlier run's `ms`, which
     includes writing the queries, and adds this run's as `replay_ms`."""
@@ -182,7 +183,7 @@ def run_sql_suite(router: RagRouter, items: list[dict], report: Report, log: Run
     earlier = replay.records if replay else {}
     keyed = [(key, {**q, "key": key}) for key, q in keyed]
     logged = {
-        OURS: log.run(OURS, keyed, lambda q: _ours(ours[q["db"]], q, earlier.get((OURS, q["key"])))),
+        OURS: log.run(OURS, keyed, lambda q: our_sql(ours[q["db"]], q, earlier.get((OURS, q["key"])))),
         BASELINE: log.run(BASELINE, keyed, lambda q: _stock(stock[q["db"]], q, earlier.get((BASELINE, q["key"])))),
     }
     golds = [execute(databases[q["db"]].engine, q["gold_sql"]) for q in items]

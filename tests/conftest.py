@@ -14,6 +14,7 @@ import pytest
 import engines  # noqa: F401  (sets the offline / one-thread environment first)
 from engines.models.embeddings import build_embedding
 from engines.settings import DATA_DIR, Settings
+from evals.postgres import Cluster, PostgresUnavailable, throwaway_cluster
 
 DEMO_SOURCES = DATA_DIR / "sources.yaml"
 # A test that needs one of these loads the local model (directly, through the router, or in a CLI subprocess).
@@ -84,6 +85,16 @@ class Heard:
 
     def rows(self, sql: str, columns: list[str], rows: list[tuple]) -> None:
         self.shown_rows = rows
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Cluster]:
+    """A throwaway PostgreSQL server on 127.0.0.1 for the session (`make postgres` installs Debian's)."""
+    try:
+        with throwaway_cluster() as cluster:
+            yield cluster
+    except PostgresUnavailable as err:
+        pytest.skip(f"no PostgreSQL server to test against: {err}")
 
 
 @pytest.fixture(scope="session")

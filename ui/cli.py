@@ -317,6 +317,9 @@ def evaluate(
         "--replay",
         help="sql only: an earlier run's report folder; its stored queries are fixed, voted and scored anew instead of written again.",
     ),
+    postgres: bool = typer.Option(
+        False, "--postgres", help="sql only: ours on the SQLite databases and on PostgreSQL copies of them (a throwaway local server), side by side."
+    ),
 ) -> None:
     """Measure a suite on public data, ours beside LlamaIndex's stock pieces: report.json, report.md, plots."""
     from evals.datasets import EvalDataError
@@ -324,7 +327,7 @@ def evaluate(
 
     _settings()
     try:
-        run_suite(suite.value, sources or SUITE_SOURCES[suite.value], questions, limit, split.value, out, replay=replay)
+        run_suite(suite.value, sources or SUITE_SOURCES[suite.value], questions, limit, split.value, out, replay=replay, postgres=postgres)
     except (*USER_ERRORS, EvalDataError) as err:
         _fail(err)
 

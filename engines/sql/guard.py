@@ -5,9 +5,31 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-FORBIDDEN = (exp.Insert, exp.Update, exp.Delete, exp.Drop, exp.Create, exp.Alter, exp.Command, exp.Pragma, exp.Into, exp.Merge)
+# exp.Lock is a locking clause (FOR UPDATE / FOR SHARE): it takes row locks, which a read-only transaction allows.
+FORBIDDEN = (exp.Insert, exp.Update, exp.Delete, exp.Drop, exp.Create, exp.Alter, exp.Command, exp.Pragma, exp.Into, exp.Merge, exp.Lock)
 
-FORBIDDEN_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
+# SQLite's extension and file functions; PostgreSQL's that sleep, read or write files, large objects or settings,
+# take advisory locks, signal backends, advance sequences or run SQL given as a string.
+FORBIDDEN_FUNCTIONS = {
+    "load_extension",
+    "readfile",
+    "writefile",
+    "edit",
+    "fts3_tokenizer",
+    "set_config",
+    "nextval",
+    "setval",
+    "txid_current",
+    "query_to_xml",
+    "query_to_xml_and_xmlschema",
+    "cursor_to_xml",
+    "table_to_xml",
+    "database_to_xml",
+    "schema_to_xml",
+}
+# PostgreSQL's administration functions (pg_sleep, pg_read_file, pg_ls_dir, pg_terminate_backend, pg_notify,
+# pg_advisory_lock, ...), large objects (lo_import, lo_export) and dblink all go by these prefixes.
+FORBIDDEN_PREFIXES = ("pg_", "lo_", "dblink")
 
 
 class SQLRefused(ValueError):
@@ -45,9 +67,9 @@ def guard_sql(sql: str, known_tables: set[str], dialect: str = "sqlite", row_lim
     bad = next((node for node in tree.walk() if isinstance(node, FORBIDDEN)), None)
     if bad is not None:
         raise SQLRefused("select-only", f"{bad.key.upper()} is not allowed inside a query")
-    called = {f.name.lower() for f in tree.find_all(exp.Anonymous)} & FORBIDDEN_FUNCTIONS
+    called = {name for f in tree.find_all(exp.Anonymous) if (name := f.name.lower()) in FORBIDDEN_FUNCTIONS or name.startswith(FORBIDDEN_PREFIXES)}
     if called:
-        raise SQLRefused("no-extensions", f"function {', '.join(sorted(called))} is not allowed")
+        raise SQLRefused("forbidden-function", f"function {', '.join(sorted(called))} is not allowed")
     allowed = {t.lower() for t in known_tables} | {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     unknown = sorted({t.name or t.sql(dialect=dialect) for t in tree.find_all(exp.Table) if t.name.lower() not in allowed})
     if unknown:

@@ -22,6 +22,8 @@ FIXABLE = {
     "misuse of aggregate": "aggregate",
     "wrong number of arguments": "function-arguments",
     "must appear in the group by": "aggregate",
+    "operator does not exist": "types",  # PostgreSQL compares no text with a number: a cast or a quoted literal fixes it
+    "invalid input syntax": "types",
 }
 # Errors no rewrite fixes: retrying would only repeat the harm or the wait.
 UNFIXABLE = {
