@@ -29,6 +29,7 @@ class Settings(BaseSettings):
     llm_model: str = Field(default="gpt-4o-mini", description="The model name sent to an endpoint (`openai`, `openai_like`).")
     api_base: str | None = Field(default=None, description="An OpenAI-compatible endpoint's base URL (vLLM, Ollama, a llama.cpp server).")
     api_key: str | None = Field(default=None, description="The endpoint's API key.")
+    llm_timeout_s: float = Field(default=120.0, gt=0, description="How long one call to a model endpoint may take before it is an error.")
     context_window: int = Field(default=8192, description="The local model's context, in tokens.")
     max_new_tokens: int = Field(default=384, description="The most tokens one model call may write.")
     llm_threads: int = Field(default=2, description="CPU threads for the local model.")

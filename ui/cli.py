@@ -19,6 +19,7 @@ from rich.table import Table
 from engines.conversation.store import ConversationIdError, ConversationStore, ConversationStoreError, check_conversation_id
 from engines.milvus import StoreLockedError
 from engines.models.files import ModelMissingError
+from engines.models.llm import ModelEndpointError
 from engines.routing.router import QuestionError
 from engines.settings import Settings
 from engines.sources import SourcesError
@@ -26,7 +27,16 @@ from engines.sql.database import DatabaseError
 
 app = typer.Typer(add_completion=False, help="Route questions to documents, SQL databases or the web, and show why.")
 console = Console(stderr=True, soft_wrap=True)
-USER_ERRORS = (SourcesError, QuestionError, StoreLockedError, ModelMissingError, DatabaseError, ConversationIdError, ConversationStoreError)
+USER_ERRORS = (
+    SourcesError,
+    QuestionError,
+    StoreLockedError,
+    ModelMissingError,
+    ModelEndpointError,
+    DatabaseError,
+    ConversationIdError,
+    ConversationStoreError,
+)
 SourcesOption = typer.Option(None, "--sources", help="Sources YAML file (default: data/sources.yaml).")
 
 

@@ -133,7 +133,7 @@ class RetrievalGrader:
             ChatMessage(role="system", content=GRADE_SYSTEM),
             ChatMessage(role="user", content=f"Question: {question}\nPassage: {text}\nDoes the passage state the answer? yes or no"),
         ]
-        response = self._llm.chat(messages, logprobs=ALTERNATIVES, max_tokens=2, stop=["\n"])
+        response = self._llm.chat(messages, logprobs=True, top_logprobs=ALTERNATIVES, max_tokens=2, stop=["\n"])
         return _yes_probability(response.message.content or "", response.logprobs)
 
     def grade(self, question: str, passages: list[str], known: dict[str, float] | None = None, enough: float = 1.0) -> Grade:

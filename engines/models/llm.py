@@ -108,8 +108,8 @@ def _local_llm(settings: Settings) -> LLM:
     from llama_index.llms.llama_cpp import LlamaCPP
 
     class LlamaCPPWithStops(LlamaCPP):
-        """LlamaCPP whose complete() and chat() honour a per-call `stop`, `max_tokens`, `logprobs` (the number of
-        alternatives per token) and `temperature` with `seed` (a sample instead of the greedy answer); the stock ones
+        """LlamaCPP whose complete() and chat() honour a per-call `stop`, `max_tokens`, `logprobs` with
+        `top_logprobs` (as the OpenAI API takes them) and `temperature` with `seed` (a sample instead of the greedy answer); the stock ones
         drop their keyword arguments, and chat() drops the log-probabilities."""
 
         _states: PromptStates | None = PrivateAttr(default=None)
@@ -141,7 +141,8 @@ def _local_llm(settings: Settings) -> LLM:
             steps: list[list[LogProb]] = []
             extra = {"max_tokens": kwargs["max_tokens"]} if kwargs.get("max_tokens") else {}
             if kwargs.get("logprobs"):
-                extra["logits_processor"] = LogitsProcessorList([_recorder(self._model, steps, kwargs["logprobs"])])
+                top = kwargs.get("top_logprobs") or 1
+                extra["logits_processor"] = LogitsProcessorList([_recorder(self._model, steps, top)])
             if kwargs.get("temperature"):  # the default top_k=1 would make every sample the greedy answer
                 extra.update(temperature=kwargs["temperature"], top_k=40, top_p=0.95, seed=kwargs.get("seed"))
             meter = self._meter(prompt)
@@ -217,9 +218,64 @@ def build_llm(settings: Settings) -> LLM:
         from llama_index.llms.openai import OpenAI
 
         return OpenAI(model=settings.llm_model, api_key=settings.api_key, api_base=settings.api_base, temperature=0.0)
+    return _endpoint_llm(settings)
+
+
+class ModelEndpointError(RuntimeError):
+    """The model endpoint refused, failed, timed out or answered garbage; the message names it and says which."""
+
+
+@contextmanager
+def _endpoint_errors(api_base: str | None) -> Iterator[None]:
+    import openai
+
+    try:
+        yield
+    except openai.APIStatusError as err:
+        raise ModelEndpointError(f"the model endpoint {api_base} answered HTTP {err.status_code}: {str(err.message)[:200]}") from err
+    except openai.APITimeoutError as err:
+        raise ModelEndpointError(f"the model endpoint {api_base} did not answer in time (RAGROUTER_LLM_TIMEOUT_S)") from err
+    except openai.APIConnectionError as err:
+        raise ModelEndpointError(f"cannot reach the model endpoint {api_base}: {err.__cause__ or err}") from err
+    except (openai.APIError, ValueError, TypeError, AttributeError, KeyError) as err:  # a reply that is not the OpenAI API's
+        raise ModelEndpointError(f"the model endpoint {api_base} answered something that is not an OpenAI API reply: {err}") from err
+
+
+def _guarded_stream(api_base: str | None, stream: Iterator[Any]) -> Iterator[Any]:
+    with _endpoint_errors(api_base):
+        yield from stream
+
+
+def _endpoint_llm(settings: Settings) -> LLM:
     from llama_index.llms.openai_like import OpenAILike
 
-    return OpenAILike(
+    if not settings.api_base:
+        raise ModelEndpointError(
+            "RAGROUTER_LLM_BACKEND=openai_like needs the endpoint's base URL in RAGROUTER_API_BASE (e.g. http://127.0.0.1:8088/v1)"
+        )
+
+    class OpenAILikeWithClearErrors(OpenAILike):
+        """OpenAILike whose failures are ModelEndpointError naming the endpoint, after at most one retry: the stock
+        client retries three times with back-off and raises the SDK's own errors, which the app and CLI cannot tell
+        from a bug."""
+
+        def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+            with _endpoint_errors(self.api_base):
+                return super().chat(messages, **kwargs)
+
+        def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+            with _endpoint_errors(self.api_base):
+                return super().complete(prompt, formatted, **kwargs)
+
+        def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> Iterator[ChatResponse]:
+            with _endpoint_errors(self.api_base):
+                return _guarded_stream(self.api_base, super().stream_chat(messages, **kwargs))
+
+        def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
+            with _endpoint_errors(self.api_base):
+                return _guarded_stream(self.api_base, super().stream_complete(prompt, formatted, **kwargs))
+
+    return OpenAILikeWithClearErrors(
         model=settings.llm_model,
         api_base=settings.api_base,
         api_key=settings.api_key or "none",
@@ -227,4 +283,6 @@ def build_llm(settings: Settings) -> LLM:
         is_chat_model=True,
         context_window=settings.context_window,
         max_tokens=settings.max_new_tokens,
+        timeout=settings.llm_timeout_s,
+        max_retries=1,
     )

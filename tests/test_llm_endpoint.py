@@ -1,0 +1,142 @@
+"""The model behind an HTTP endpoint: llama.cpp's own OpenAI-compatible server on the local GGUF, started on
+127.0.0.1 as `make serve-llm` starts it, answers one question of each route (`RAGROUTER_LLM_BACKEND=openai_like`);
+its log shows the calls arrive. Endpoints that refuse, fail, hang or answer garbage (small real HTTP servers on
+127.0.0.1) are clear errors naming the endpoint, in the engine and in the CLI (exit 2), never a hang.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from engines.models.llm import ModelEndpointError, build_llm
+from engines.settings import DATA_DIR, Settings
+from engines.sources import DocumentsSource, load_sources
+from tests.conftest import DEMO_SOURCES, make_settings
+from tests.ui.test_cli import run
+from tools.servers import free_port, llm_server_command, running
+
+pytestmark = pytest.mark.slow  # the server loads the local model
+SHOP_ONLY = "sources:\n  - name: shop\n    kind: sql\n    path: {path}\n"
+
+
+@pytest.fixture(scope="module")
+def llm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    log = tmp_path_factory.mktemp("llm-server") / "server.log"
+    port = free_port()
+    with running(llm_server_command(Settings(), port, context=8192), f"http://127.0.0.1:{port}/v1/models", log):
+        yield f"http://127.0.0.1:{port}/v1", log
+
+
+def _calls(log: Path) -> int:
+    return len(re.findall(r'"POST /v1/(?:chat/)?completions HTTP/1.1" 200', log.read_text(errors="replace")))
+
+
+@pytest.fixture(scope="module")
+def endpoint_settings(tmp_path_factory: pytest.TempPathFactory, llm_server, search_server: str) -> Settings:
+    return make_settings(
+        tmp_path_factory.mktemp("endpoint-state"),
+        llm_backend="openai_like",
+        api_base=llm_server[0],
+        llm_model="qwen",
+        web_backend="searxng",
+        searxng_url=search_server,
+    )
+
+
+@pytest.fixture(scope="module")
+def endpoint_router(endpoint_settings: Settings, embed):
+    from tools.build import build_router
+    from tools.ingest import ingest_source
+
+    llm = build_llm(endpoint_settings)
+    for source in load_sources(DEMO_SOURCES):
+        if isinstance(source, DocumentsSource):
+            ingest_source(source, endpoint_settings, embed, lambda: llm)
+    return build_router(endpoint_settings, DEMO_SOURCES, llm=llm, embed=embed)
+
+
+@pytest.mark.parametrize(
+    ("question", "route", "expected"),
+    [
+        ("How many days per week can I work remotely?", "handbook", r"\b(three|3)\b"),
+        ("How many customers are older than 30?", "shop", r"\b7\b"),
+        ("Who won the 2026 Harbor City marathon, according to the latest news?", "web", "Varga"),
+    ],
+)
+def test_each_route_answers_through_the_endpoint(question: str, route: str, expected: str, endpoint_router, llm_server) -> None:
+    from tests.conftest import Heard
+
+    before, heard = _calls(llm_server[1]), Heard()
+    trace = endpoint_router.ask(question, listener=heard)
+    assert trace.route.chosen == route
+    assert re.search(expected, trace.answer, re.I), trace.answer
+    assert _calls(llm_server[1]) > before  # the server's own log shows the calls
+    if route == "handbook":
+        assert len(heard.tokens) > 1 and "".join(heard.tokens).strip() == trace.answer  # streamed from the endpoint
+
+
+def test_corrective_rag_grades_with_the_endpoints_logprobs(endpoint_settings: Settings, endpoint_router, embed, llm_server) -> None:
+    from engines.crag.grader import RetrievalGrader
+    from tools.build import build_router
+
+    crag = build_router(endpoint_settings.model_copy(update={"crag": True}), DEMO_SOURCES, llm=endpoint_router.llm, embed=embed)
+    trace = crag.ask("How many days of annual leave do employees get?")  # the question the local CRAG test asks
+    assert "grade" in trace.crag.actions and "28" in trace.answer and not trace.declined
+    # A probability from the endpoint's top_logprobs, not the text fallback's 1 or 0.
+    p = RetrievalGrader(endpoint_router.llm).probability("When did the Eiffel Tower open?", "The Eiffel Tower is 330 metres tall.")
+    assert 0.0 < p < 1.0
+
+
+class _Misbehaving(BaseHTTPRequestHandler):
+    """An endpoint that fails in the way its path names: /500, /garbage, /slow."""
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if self.path.startswith("/slow"):
+            time.sleep(5)
+        status, body = (500, b'{"error": {"message": "model crashed"}}') if self.path.startswith("/500") else (200, b"<html>not json</html>")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def misbehaving() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Misbehaving)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("path", "reason"),
+    [("/500/v1", "answered HTTP 500"), ("/garbage/v1", "not an OpenAI API reply"), ("/slow/v1", "did not answer in time")],
+)
+def test_failing_endpoints_are_clear_errors(path: str, reason: str, misbehaving: str, tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, llm_backend="openai_like", api_base=misbehaving + path, llm_timeout_s=1)
+    start = time.monotonic()
+    with pytest.raises(ModelEndpointError, match=re.escape(misbehaving + path)) as err:
+        build_llm(settings).complete("How many customers are there?")
+    assert reason in str(err.value)
+    assert time.monotonic() - start < 30  # one retry at most, never a hang
+
+
+def test_a_refused_connection_exits_2_from_the_cli(cli_env: dict, tmp_path: Path) -> None:
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(SHOP_ONLY.format(path=DATA_DIR / "demo" / "shop.sqlite"))
+    env = {**cli_env, "RAGROUTER_LLM_BACKEND": "openai_like", "RAGROUTER_API_BASE": "http://127.0.0.1:9/v1"}  # the discard port
+    result = run(env, "ask", "How many customers are there?", "--sources", str(sources))
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "cannot reach the model endpoint http://127.0.0.1:9/v1" in result.stderr
