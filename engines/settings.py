@@ -29,7 +29,7 @@ class Settings(BaseSettings):
     llm_model: str = Field(default="gpt-4o-mini", description="The model name sent to an endpoint (`openai`, `openai_like`).")
     api_base: str | None = Field(default=None, description="An OpenAI-compatible endpoint's base URL (vLLM, Ollama, a llama.cpp server).")
     api_key: str | None = Field(default=None, description="The endpoint's API key.")
-    llm_timeout_s: float = Field(default=120.0, gt=0, description="How long one call to a model endpoint may take before it is an error.")
+    endpoint_timeout_s: float = Field(default=120.0, gt=0, description="How long one call to a model endpoint may take before it is an error.")
     context_window: int = Field(default=8192, description="The local model's context, in tokens.")
     max_new_tokens: int = Field(default=384, description="The most tokens one model call may write.")
     llm_threads: int = Field(default=2, description="CPU threads for the local model.")
@@ -45,6 +45,14 @@ class Settings(BaseSettings):
     )
     embed_threads: int = Field(default=2, description="CPU threads for the embedding model.")
 
+    embedding_backend: Literal["local", "openai_like"] = Field(
+        default="local", description="The embedding model in process, or an OpenAI-compatible embeddings endpoint serving it."
+    )
+    embed_api_base: str | None = Field(default=None, description="The embeddings endpoint's base URL (TEI, infinity, vLLM, `make serve-embeddings`).")
+    embed_api_key: str | None = Field(default=None, description="The embeddings endpoint's API key.")
+    embed_api_model: str = Field(default="multilingual-e5-small", description="The model name sent to the embeddings endpoint.")
+    embed_query_prefix: str = Field(default="query: ", description="Put before a question sent to the embeddings endpoint (e5's instruction).")
+    embed_passage_prefix: str = Field(default="passage: ", description="Put before a passage sent to the embeddings endpoint (e5's instruction).")
     milvus_uri: str = Field(
         default=str(STATE_DIR / "milvus" / "ragrouter.db"),
         description="A Milvus Lite file (the default) or a Milvus server URI (`http://host:19530`).",

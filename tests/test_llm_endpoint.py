@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from engines.models.llm import ModelEndpointError, build_llm
+from engines.models.endpoint import ModelEndpointError
+from engines.models.llm import build_llm
 from engines.settings import DATA_DIR, Settings
 from engines.sources import DocumentsSource, load_sources
 from tests.conftest import DEMO_SOURCES, make_settings
@@ -125,7 +126,7 @@ def misbehaving() -> Iterator[str]:
     [("/500/v1", "answered HTTP 500"), ("/garbage/v1", "not an OpenAI API reply"), ("/slow/v1", "did not answer in time")],
 )
 def test_failing_endpoints_are_clear_errors(path: str, reason: str, misbehaving: str, tmp_path: Path) -> None:
-    settings = make_settings(tmp_path, llm_backend="openai_like", api_base=misbehaving + path, llm_timeout_s=1)
+    settings = make_settings(tmp_path, llm_backend="openai_like", api_base=misbehaving + path, endpoint_timeout_s=1)
     start = time.monotonic()
     with pytest.raises(ModelEndpointError, match=re.escape(misbehaving + path)) as err:
         build_llm(settings).complete("How many customers are there?")

@@ -19,7 +19,7 @@ from engines.documents.store import docstore_path, open_index
 from engines.matching.coverage_probe import coverage_probe, probe_copy_path
 from engines.matching.schema_terms import schema_vocabulary
 from engines.milvus import is_lite
-from engines.models.embeddings import build_embedding
+from engines.models.embeddings import settings_embedding
 from engines.models.llm import build_llm
 from engines.routing.router import RagRouter
 from engines.routing.source_tool import SourceTool, profile_texts
@@ -36,7 +36,7 @@ def build_router(settings: Settings, sources_file: Path | None = None, llm: LLM 
     """Everything needed to answer: the sources file read, the models (unless given), one tool per source and
     the router over them. A bad sources file fails before any model loads."""
     sources = load_sources(sources_file or settings.sources_file)
-    embed = embed or build_embedding(settings.embed_model, settings.embed_threads)
+    embed = embed or settings_embedding(settings)
     llm = llm or build_llm(settings)
     # Keep LlamaIndex from reaching for its OpenAI defaults anywhere we did not pass a model explicitly.
     LlamaSettings.llm, LlamaSettings.embed_model = llm, embed

