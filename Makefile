@@ -10,7 +10,7 @@ export TRANSFORMERS_OFFLINE := 1
 LLAMA_CPP_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: install model chromium postgres serve-llm ingest run lint docs test test-fast bench bench-retrieval eval eval-ingest eval-router eval-sql eval-retrieval eval-answers clean
+.PHONY: install model chromium postgres serve-llm serve-embeddings ingest run lint docs test test-fast bench bench-retrieval eval eval-ingest eval-router eval-sql eval-retrieval eval-answers clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -39,6 +39,11 @@ run: ingest
 # RAGROUTER_LLM_BACKEND=openai_like RAGROUTER_API_BASE=http://127.0.0.1:8088/v1 ragrouter ask "..."
 serve-llm: model
 	$(PY) -m tools.servers llm
+
+# The embedding model over the OpenAI embeddings API, on 127.0.0.1:8089: then
+# RAGROUTER_EMBEDDING_BACKEND=openai_like RAGROUTER_EMBED_API_BASE=http://127.0.0.1:8089/v1
+serve-embeddings: install
+	$(PY) -m tools.servers embeddings
 
 # The browser test drives Debian's chromium (with a Chinese and an emoji font, or Chinese text and the title's emoji render as boxes); they are
 # installed here when missing, and the test is skipped where they cannot be.
