@@ -10,7 +10,7 @@ export TRANSFORMERS_OFFLINE := 1
 LLAMA_CPP_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: install model chromium postgres serve-llm serve-embeddings ingest run lint docs test test-fast bench bench-retrieval eval eval-ingest eval-router eval-sql eval-retrieval eval-answers clean
+.PHONY: install model chromium postgres serve-llm serve-embeddings serve-milvus ingest run lint docs test test-fast bench bench-retrieval eval eval-ingest eval-router eval-sql eval-retrieval eval-answers clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -44,6 +44,10 @@ serve-llm: model
 # RAGROUTER_EMBEDDING_BACKEND=openai_like RAGROUTER_EMBED_API_BASE=http://127.0.0.1:8089/v1
 serve-embeddings: install
 	$(PY) -m tools.servers embeddings
+
+# Milvus Lite's gRPC server as a process of its own, on 127.0.0.1:19530: then RAGROUTER_MILVUS_URI=http://127.0.0.1:19530
+serve-milvus: install
+	$(PY) -m tools.servers milvus
 
 # The browser test drives Debian's chromium (with a Chinese and an emoji font, or Chinese text and the title's emoji render as boxes); they are
 # installed here when missing, and the test is skipped where they cannot be.

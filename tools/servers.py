@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -33,6 +33,7 @@ from engines.settings import Settings
 
 LLM_PORT = 8088
 EMBEDDINGS_PORT = 8089
+MILVUS_PORT = 19530
 START_TIMEOUT_S = 180
 
 
@@ -48,6 +49,11 @@ def llm_server_command(settings: Settings, port: int = LLM_PORT, context: int = 
         *("--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context)),
         *("--n_threads", str(settings.llm_threads), "--seed", "0"),
     ]
+
+
+def milvus_server_command(data_dir: Path, port: int = MILVUS_PORT) -> list[str]:
+    """Milvus Lite's gRPC server as a process of its own, on a data folder: the client path of Milvus standalone."""
+    return [sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(data_dir), "--host", "127.0.0.1", "--port", str(port)]
 
 
 def embeddings_server_command(port: int = EMBEDDINGS_PORT) -> list[str]:
@@ -92,22 +98,42 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _ready(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as reply:
-            return reply.status == 200
-    except OSError:
-        return False
+def http_ok(url: str) -> Callable[[], bool]:
+    """Ready when `url` answers 200 (an HTTP server)."""
+
+    def ready() -> bool:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as reply:
+                return reply.status == 200
+        except OSError:
+            return False
+
+    return ready
+
+
+def port_open(port: int) -> Callable[[], bool]:
+    """Ready when 127.0.0.1:`port` takes a connection (a gRPC server)."""
+
+    def ready() -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=2):
+                return True
+        except OSError:
+            return False
+
+    return ready
 
 
 @contextmanager
-def running(command: list[str], ready_url: str, log: Path) -> Iterator[subprocess.Popen]:
-    """Start `command` with its output in `log`, wait until `ready_url` answers 200, stop it when the block ends."""
+def running(command: list[str], ready: Callable[[], bool] | str, log: Path) -> Iterator[subprocess.Popen]:
+    """Start `command` with its output in `log`, wait until it is `ready` (a URL: until it answers 200), stop it
+    when the block ends."""
+    ready = http_ok(ready) if isinstance(ready, str) else ready
     with log.open("ab") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
-        while not _ready(ready_url):
+        while not ready():
             if process.poll() is not None or time.monotonic() > deadline:
                 tail = log.read_text(errors="replace")[-2000:]
                 raise ServerError(f"{command[2] if len(command) > 2 else command[0]} did not start: {tail}")
@@ -144,6 +170,15 @@ def embeddings(port: int = typer.Option(EMBEDDINGS_PORT, help="The port on 127.0
     embed = build_embedding(settings.embed_model, settings.embed_threads)
     app = embeddings_app(embed, settings.embed_api_model, settings.embed_query_prefix, settings.embed_passage_prefix)
     uvicorn.run(app, host="127.0.0.1", port=port)
+
+
+@cli.command()
+def milvus(
+    data_dir: Path | None = typer.Option(None, help="Where the server keeps its data (default: STATE_DIR/milvus-server)."),
+    port: int = typer.Option(MILVUS_PORT, help="The port on 127.0.0.1."),
+) -> None:
+    """Milvus Lite's server on its own; point RAGROUTER_MILVUS_URI at http://127.0.0.1:PORT."""
+    raise typer.Exit(subprocess.call(milvus_server_command(data_dir or Settings().state_dir / "milvus-server", port)))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from engines.conversation.store import ConversationIdError, ConversationStore, ConversationStoreError, check_conversation_id
-from engines.milvus import StoreLockedError
+from engines.milvus import StoreLockedError, StoreUnavailableError
 from engines.models.endpoint import ModelEndpointError
 from engines.models.files import ModelMissingError
 from engines.routing.router import QuestionError
@@ -31,6 +31,7 @@ USER_ERRORS = (
     SourcesError,
     QuestionError,
     StoreLockedError,
+    StoreUnavailableError,
     ModelMissingError,
     ModelEndpointError,
     DatabaseError,
