@@ -164,14 +164,17 @@ def llm(port: int = typer.Option(LLM_PORT, help="The port on 127.0.0.1.")) -> No
 
 
 @cli.command()
-def embeddings(port: int = typer.Option(EMBEDDINGS_PORT, help="The port on 127.0.0.1.")) -> None:
+def embeddings(
+    port: int = typer.Option(EMBEDDINGS_PORT, help="The port."),
+    host: str = typer.Option("127.0.0.1", help="The address to listen on (0.0.0.0 inside a container)."),
+) -> None:
     """The embedding model over the OpenAI embeddings API; point RAGROUTER_EMBED_API_BASE at http://127.0.0.1:PORT/v1."""
     import uvicorn
 
     settings = Settings()
     embed = build_embedding(settings.embed_model, settings.embed_threads)
     app = embeddings_app(embed, settings.embed_api_model, settings.embed_query_prefix, settings.embed_passage_prefix)
-    uvicorn.run(app, host="127.0.0.1", port=port)
+    uvicorn.run(app, host=host, port=port)
 
 
 @cli.command()

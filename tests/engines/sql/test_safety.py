@@ -1,6 +1,6 @@
 """The SQL safety suite: hostile model output and hostile questions never write, never hang, always say why.
 
-Part one feeds 46 hostile statements to the SQL engine through `ScriptedSQLWriter`, a scripted LLM double:
+Part one feeds 44 hostile statements to the SQL engine through `ScriptedSQLWriter`, a scripted LLM double:
 the point is to test what happens whatever SQL a model writes, so the "model" must write exactly that SQL.
 Part two asks the real default model 12 hostile questions. For every case the database file's hash is
 unchanged, a runaway query ends by the time budget, and the user gets a clear refusal or answer.
