@@ -169,3 +169,26 @@ def fix_columns(sql: str, schema: Schema, dialect: str = "sqlite") -> tuple[str,
         fixes += _requalify(scope, columns) + _unkeyed_joins(scope, schema) + _join_missing(scope, schema, columns)
         fixes += _join_through(scope, schema, columns)
     return (tree.sql(dialect=dialect), fixes) if fixes else (sql, [])
+
+
+def stored_case(sql: str, schema: Schema, dialect: str) -> tuple[str, list[str]]:
+    """On PostgreSQL, table and column names in their stored case, quoted where that case is not lower.
+
+    PostgreSQL folds an unquoted name to lower case, so `SELECT * FROM Customers` cannot find a table created as
+    "Customers" (Prisma, Django and hand-written schemas often have them), and `"age"` cannot find "Age". SQLite
+    and most other databases match names whatever their case: nothing to do there.
+    """
+    tree = parse_query(sql, dialect) if dialect == "postgres" else None
+    if tree is None:
+        return sql, []
+    stored = {t.lower(): t for t in schema.columns} | {c.lower(): c for names in schema.columns.values() for c in names}
+    spelled = []
+    for identifier in tree.find_all(exp.Identifier):
+        name = stored.get(identifier.name.lower())
+        if name and name != name.lower() and (identifier.name != name or not identifier.quoted):
+            identifier.set("this", name)
+            identifier.set("quoted", True)
+            spelled.append(name)
+    if not spelled:
+        return sql, []
+    return tree.sql(dialect=dialect), [f"names in their stored case, quoted for PostgreSQL: {', '.join(sorted(set(spelled)))}"]

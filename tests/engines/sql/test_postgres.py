@@ -153,3 +153,20 @@ def test_the_cli_names_the_source_of_a_wrong_password_and_exits_2(postgres: Clus
     assert result.returncode == 2 and "source 'shop'" in result.stderr and "password authentication failed" in result.stderr
     assert "wrong" not in result.stderr  # the URL, password and all, is not echoed
     assert _checksums(shop_url) == before
+
+
+def test_mixed_case_names_are_found_in_their_stored_case(postgres: Cluster, embed, tmp_path: Path) -> None:
+    """Tables and columns created quoted ("Customers", "FullName"), as ORMs create them; the scripted double
+    writes them unquoted and in other cases, as a model does."""
+    url = postgres.create_database("crm")
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text('CREATE TABLE "Customers" ("Id" int PRIMARY KEY, "FullName" text, "Age" int)'))
+        conn.execute(text("INSERT INTO \"Customers\" VALUES (1, 'Ada', 36), (2, 'Bob', 28), (3, 'Cy', 41)"))
+    engine.dispose()
+    database = GuardedSQLDatabase(open_engine(SqlSource(name="crm", kind="sql", url=url)), row_limit=100)
+    knowledge = open_knowledge_base("crm", database.engine, None, make_settings(tmp_path), embed)
+    writer = ScriptedSQLWriter(sqls=["SELECT fullname FROM customers WHERE AGE > 30 ORDER BY Fullname"])
+    result = _ask(database, knowledge, writer, "Which customers are older than 30?")
+    assert result["result"] == [("Ada",), ("Cy",)], result["attempts"]
+    assert '"Customers"' in result["sql_query"] and '"FullName"' in result["sql_query"]
