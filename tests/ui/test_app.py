@@ -97,3 +97,25 @@ def test_the_start_page_offers_examples_and_a_follow_up_shows_what_it_was_asked_
     assert [e.label for e in app.expander].count("Why this source?") == 2  # both turns, redrawn from the store
     assert "How many customers are older than 30?" in {b.label for b in app.sidebar.button}
     assert "北京有哪些客户？" not in {b.label for b in app.button}  # the examples are for a first question only
+
+
+def test_an_unreachable_model_endpoint_is_an_error_message_not_a_hang(router, monkeypatch) -> None:
+    import streamlit as st
+
+    settings = router.settings
+    for name, value in {
+        "RAGROUTER_STATE_DIR": str(settings.state_dir),
+        "RAGROUTER_MILVUS_URI": settings.milvus_uri,
+        "RAGROUTER_LLM_BACKEND": "openai_like",
+        "RAGROUTER_API_BASE": "http://127.0.0.1:9/v1",  # the discard port: nothing listens
+    }.items():
+        monkeypatch.setenv(name, value)
+    st.cache_resource.clear()  # the models of the other tests are cached per process
+    try:
+        at = AppTest.from_file(APP, default_timeout=300).run()
+        at.chat_input[0].set_value("How many days of annual leave do employees get?").run()
+        assert not at.exception
+        assert any("cannot reach the model endpoint http://127.0.0.1:9/v1" in e.value for e in at.error)
+        assert not any("waiting in line" in i.value for i in at.info)  # an endpoint's questions do not queue
+    finally:
+        st.cache_resource.clear()
