@@ -42,8 +42,10 @@ def _value(v: Any) -> Any:
 
 
 def execute(engine: Engine, sql: str) -> list[tuple]:
+    """The rows of `sql` as written; `no_parameters` keeps psycopg from reading LIKE's `%` as placeholders, as the
+    product's run_sql (SQLAlchemy's text()) does."""
     with engine.connect() as conn:
-        return [tuple(_value(v) for v in row) for row in conn.exec_driver_sql(sql).fetchall()]
+        return [tuple(_value(v) for v in row) for row in conn.execution_options(no_parameters=True).exec_driver_sql(sql).fetchall()]
 
 
 def same_result(predicted: list[tuple], gold: list[tuple], ordered: bool, any_column_order: bool = False) -> bool:

@@ -22,7 +22,7 @@ from engines.language import has_chinese
 from engines.models.llm import can_continue, complete_with_prefix
 from engines.settings import Settings
 from engines.sql.database import GuardedSQLDatabase
-from engines.sql.fixes import fix_columns, stored_case
+from engines.sql.fixes import fix_columns, postgres_names
 from engines.sql.guard import SQLRefused
 from engines.sql.knowledge import Knowledge, SqlKnowledgeBase
 from engines.sql.prompts import ANSWER_FROM_ROWS, SINGLE_VALUE, SQL_PREFIX, previous_block, repair_prompt, write_prompt
@@ -204,13 +204,13 @@ class TextToSQLQueryEngine(CustomQueryEngine):
 
     def _fix(self, question: str, sql: str) -> tuple[str, list[str]]:
         """The schema-guided fixes (names, joins), the shape the question calls for, then compared strings in
-        their stored spelling, and names in their stored case where the database needs it."""
+        their stored spelling, and names as PostgreSQL needs them."""
         dialect = self.database.sqlglot_dialect
         sql, fixes = fix_columns(sql, self.schema, dialect)
         sql, shapes = reshape(question, sql, self.schema, dialect)
         sql, spellings = match_values(sql, self.database.engine, self.schema, dialect, question)
-        sql, cases = stored_case(sql, self.schema, dialect)
-        return sql, fixes + shapes + spellings + cases
+        sql, names = postgres_names(sql, self.schema, dialect)
+        return sql, fixes + shapes + spellings + names
 
     def _try(self, sql: str, fixes: list[str]) -> tuple[SqlAttempt, Failure | None, dict]:
         try:

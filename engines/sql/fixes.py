@@ -154,6 +154,10 @@ def _unkeyed_joins(scope: Scope, schema: Schema) -> list[str]:
     return fixes
 
 
+# Where a double-quoted word is a value being compared, not a name.
+COMPARED = (exp.EQ, exp.NEQ, exp.In, exp.Like, exp.ILike, exp.GT, exp.GTE, exp.LT, exp.LTE)
+
+
 def fix_columns(sql: str, schema: Schema, dialect: str = "sqlite") -> tuple[str, list[str]]:
     """The query with its column references fixed where only one reading exists, and the fixes made.
 
@@ -171,17 +175,27 @@ def fix_columns(sql: str, schema: Schema, dialect: str = "sqlite") -> tuple[str,
     return (tree.sql(dialect=dialect), fixes) if fixes else (sql, [])
 
 
-def stored_case(sql: str, schema: Schema, dialect: str) -> tuple[str, list[str]]:
-    """On PostgreSQL, table and column names in their stored case, quoted where that case is not lower.
+def postgres_names(sql: str, schema: Schema, dialect: str) -> tuple[str, list[str]]:
+    """On PostgreSQL, names as the database needs them, where SQLite would have read them as the model meant.
 
-    PostgreSQL folds an unquoted name to lower case, so `SELECT * FROM Customers` cannot find a table created as
-    "Customers" (Prisma, Django and hand-written schemas often have them), and `"age"` cannot find "Age". SQLite
-    and most other databases match names whatever their case: nothing to do there.
+    - A double-quoted word that names no column, compared with something (`status = "Shutdown"`,
+      `LIKE "%Street%"`), becomes the string SQLite takes it for; PostgreSQL reads it as a column.
+    - Table and column names are put in their stored case, quoted, where that case is not lower: PostgreSQL folds
+      an unquoted name to lower case, so `FROM Customers` cannot find a table created as "Customers" (ORMs and
+      hand-written schemas often have them). SQLite and most other databases match names whatever their case.
     """
     tree = parse_query(sql, dialect) if dialect == "postgres" else None
     if tree is None:
         return sql, []
     stored = {t.lower(): t for t in schema.columns} | {c.lower(): c for names in schema.columns.values() for c in names}
+    aliases = {a.alias.lower() for a in tree.find_all(exp.Alias)}
+    fixes = []
+    for col in list(tree.find_all(exp.Column)):
+        word = col.name
+        unknown = word.lower() not in stored and word.lower() not in aliases
+        if col.this.quoted and not col.table and unknown and isinstance(col.parent, COMPARED):
+            col.replace(exp.Literal.string(word))
+            fixes.append(f"\"{word}\" read as the string '{word}', as SQLite reads it")
     spelled = []
     for identifier in tree.find_all(exp.Identifier):
         name = stored.get(identifier.name.lower())
@@ -189,6 +203,6 @@ def stored_case(sql: str, schema: Schema, dialect: str) -> tuple[str, list[str]]
             identifier.set("this", name)
             identifier.set("quoted", True)
             spelled.append(name)
-    if not spelled:
-        return sql, []
-    return tree.sql(dialect=dialect), [f"names in their stored case, quoted for PostgreSQL: {', '.join(sorted(set(spelled)))}"]
+    if spelled:
+        fixes.append(f"names in their stored case, quoted for PostgreSQL: {', '.join(sorted(set(spelled)))}")
+    return (tree.sql(dialect=dialect), fixes) if fixes else (sql, [])

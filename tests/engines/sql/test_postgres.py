@@ -170,3 +170,11 @@ def test_mixed_case_names_are_found_in_their_stored_case(postgres: Cluster, embe
     result = _ask(database, knowledge, writer, "Which customers are older than 30?")
     assert result["result"] == [("Ada",), ("Cy",)], result["attempts"]
     assert '"Customers"' in result["sql_query"] and '"FullName"' in result["sql_query"]
+
+
+def test_sqlites_double_quoted_strings_are_strings_on_postgres(database, knowledge) -> None:
+    """`"Berlin"` is a string to SQLite (no such column) and a column to PostgreSQL; LIKE's `%` is no placeholder."""
+    writer = ScriptedSQLWriter(sqls=['SELECT count(*) FROM customers WHERE city = "Berlin" OR name LIKE "%Martin%"'])
+    result = _ask(database, knowledge, writer, "How many customers live in Berlin or are called Martin?")
+    expected = database.run_sql("SELECT count(*) FROM customers WHERE city = 'Berlin' OR name LIKE '%Martin%'")[1]["result"]
+    assert result["result"] == expected and expected[0][0] > 0, result["attempts"]
