@@ -1,4 +1,5 @@
-"""Model servers on 127.0.0.1 from the project's own files, standing in for the ones a team scales out to.
+"""Servers on 127.0.0.1 from the project's own files, standing in for the ones a team scales out to: a model
+endpoint, an embeddings endpoint and a Milvus server (`make serve-llm`, `serve-embeddings`, `serve-milvus`).
 
 `llm_server_command` is llama.cpp's own OpenAI-compatible server (`llama_cpp.server`, the `[server]` extra of
 llama-cpp-python) on the local GGUF: the same HTTP API as vLLM, so `RAGROUTER_LLM_BACKEND=openai_like` with its
