@@ -63,8 +63,9 @@ class Settings(BaseSettings):
     top_k: int = Field(default=8, description="Passages retrieved (hybrid) before rerank.")
     answer_top_n: int = Field(default=4, description="Passages the answer is written from (after rerank, or retrieved directly without it).")
     # auto: ColBERT rerank only on English-only sources (measured: SciFact dev nDCG@10 +0.043, RGB zh -0.180).
-    rerank: Literal["auto", "on", "off"] = Field(
-        default="auto", description="ColBERT-style rerank: `auto` on English-only sources, `on` everywhere, `off`."
+    rerank: Literal["auto", "on", "off", "llm"] = Field(
+        default="auto",
+        description="ColBERT-style rerank: `auto` on English-only sources, `on` everywhere, `off`; or `llm`: the answering model ranks the passages in one call (LlamaIndex's LLMRerank).",
     )
     rerank_model: str = Field(default="minilm", description="The reranker's encoder.")
     compress: bool = Field(default=True, description="Drop the sentences of each passage least like the question (`SentenceEmbeddingOptimizer`).")

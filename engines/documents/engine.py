@@ -13,6 +13,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from engines.answers.citations import AnswerEngine
 from engines.answers.prompts import CITATION_QA, CITATION_REFINE
 from engines.documents.compression import SafeSentenceOptimizer
+from engines.documents.llm_rerank import SafeLLMRerank
 from engines.documents.scope.filter import ScopeFilter
 from engines.settings import Settings
 
@@ -20,7 +21,7 @@ STAMPS = ("retrieved_rank", "retrieved_chars", "retrieved_text")
 
 
 def uses_rerank(settings: Settings, language: str) -> bool:
-    return settings.rerank == "on" or (settings.rerank == "auto" and language == "en")
+    return settings.rerank in ("on", "llm") or (settings.rerank == "auto" and language == "en")
 
 
 class RetrievalStamp(BaseNodePostprocessor):
@@ -38,14 +39,20 @@ class RetrievalStamp(BaseNodePostprocessor):
         return nodes
 
 
-def _postprocessors(settings: Settings, embed_model: BaseEmbedding, rerank: bool) -> list[BaseNodePostprocessor]:
+def _reranker(settings: Settings, llm: LLM) -> BaseNodePostprocessor:
+    if settings.rerank == "llm":
+        return SafeLLMRerank(llm=llm, top_n=settings.answer_top_n, choice_batch_size=settings.top_k)
+    from engines.documents.rerank import build_reranker  # imports torch: only when a source reranks
+
+    return build_reranker(settings)
+
+
+def _postprocessors(settings: Settings, embed_model: BaseEmbedding, rerank: bool, llm: LLM) -> list[BaseNodePostprocessor]:
     steps: list[BaseNodePostprocessor] = [RetrievalStamp()]
     if settings.year_scope or settings.number_scope:
         steps.append(ScopeFilter(years=settings.year_scope, numbers=settings.number_scope))
     if rerank:
-        from engines.documents.rerank import build_reranker  # imports torch: only when a source reranks
-
-        steps.append(build_reranker(settings))
+        steps.append(_reranker(settings, llm))
     if settings.compress:
         steps.append(SafeSentenceOptimizer(embed_model, settings.compress_percentile_cutoff))
     return steps
@@ -59,7 +66,7 @@ def build_answer_engine(
         index,
         llm=llm,
         retriever=retriever,
-        node_postprocessors=_postprocessors(settings, embed_model, rerank),
+        node_postprocessors=_postprocessors(settings, embed_model, rerank, llm),
         citation_chunk_size=settings.chunk_size * 2,
         citation_qa_template=CITATION_QA,
         citation_refine_template=CITATION_REFINE,
