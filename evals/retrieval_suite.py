@@ -26,7 +26,9 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from engines.crag.rewrites import REWRITES, fusing
 from engines.documents.compression import SafeSentenceOptimizer
 from engines.documents.engine import uses_rerank
+from engines.documents.llm_rerank import SafeLLMRerank
 from engines.routing.router import RagRouter
+from engines.stage_clock import question_clock
 from evals.datasets import EvalDataError
 from evals.metrics import mrr_at, ndcg_at, recall_at
 from evals.report import Report
@@ -34,6 +36,7 @@ from evals.runlog import RunLog
 
 DEPTH = 200  # chunks fetched per stage, enough for recall@100 over documents
 STAGES = ("dense", "bm25", "hybrid", "hybrid+rerank")
+LLM_RERANK = "hybrid+llm rerank"  # a stage of its own with `RAGROUTER_RERANK=llm`: one model call per question
 ASKED = "asked"
 REWRITES_SYSTEM = "CRAG rewrites"
 METRICS = {
@@ -84,6 +87,7 @@ class StageRunner:
         self.settings = router.settings
         self.compressor = SafeSentenceOptimizer(router.embed, self.settings.compress_percentile_cutoff)
         self._reranker = None
+        self.stages = (*STAGES, LLM_RERANK) if self.settings.rerank == "llm" else STAGES
 
     def reranker(self):
         if self._reranker is None:
@@ -101,7 +105,7 @@ class StageRunner:
         head = [NodeWithScore(node=n.node, score=n.score) for n in hybrid[: self.settings.top_k]]
         reranked, rerank_ms = _timed(lambda: self.reranker().postprocess_nodes(head, QueryBundle(question)))
         ours = reranked if uses_rerank(self.settings, tool.source.language) else hybrid
-        return {
+        record = {
             "ranked": {
                 "dense": documents_of(dense),
                 "bm25": documents_of(bm25),
@@ -110,8 +114,23 @@ class StageRunner:
             },
             "ours_stage": "hybrid+rerank" if ours is reranked else "hybrid",
             "ms": {"dense": dense_ms, "bm25": bm25_ms, "hybrid": hybrid_ms, "rerank": rerank_ms},
-            **self._compression(ours[: self.settings.answer_top_n], question, item.get("answer")),
         }
+        if LLM_RERANK in self.stages:
+            ours = self._llm_rerank(record, head, hybrid, question)
+        return {**record, **self._compression(ours[: self.settings.answer_top_n], question, item.get("answer"))}
+
+    def _llm_rerank(self, record: dict, head: list[NodeWithScore], hybrid: list[NodeWithScore], question: str) -> list[NodeWithScore]:
+        """The passages the model lists first, then those it left out in retrieval order (LLMRerank drops them;
+        a ranking keeps them for recall); its time and model calls go into the record."""
+        reranker = SafeLLMRerank(llm=self.router.llm, top_n=self.settings.top_k, choice_batch_size=self.settings.top_k)
+        with question_clock() as clock:
+            listed, ms = _timed(lambda: reranker.postprocess_nodes([NodeWithScore(node=n.node, score=n.score) for n in head], QueryBundle(question)))
+        kept = {n.node.node_id for n in listed}
+        ranked = listed + [n for n in head if n.node.node_id not in kept]
+        record["ranked"][LLM_RERANK] = documents_of(ranked + hybrid[self.settings.top_k :])
+        record["ours_stage"], record["ms"]["llm rerank"], record["llm_rerank_calls"] = LLM_RERANK, ms, clock.llm_calls
+        record["llm_rerank_fell_back"] = any(n.endswith("the retrieval order stands") for n in clock.notes)
+        return ranked
 
     def _compression(self, nodes: list[NodeWithScore], question: str, answer: str | None) -> dict:
         copies = [NodeWithScore(node=TextNode(text=n.node.get_content(), metadata=dict(n.node.metadata)), score=n.score) for n in nodes]
@@ -200,7 +219,7 @@ def run_retrieval_suite(router: RagRouter, items: list[dict], report: Report, lo
     for i, q in enumerate(items):
         by_source[q["source"]].append(i)
     per_source = {
-        source: {stage: _stage_metrics([records[i] for i in idx], [items[i] for i in idx], lambda r, s=stage: s) for stage in STAGES}
+        source: {stage: _stage_metrics([records[i] for i in idx], [items[i] for i in idx], lambda r, s=stage: s) for stage in runner.stages}
         for source, idx in by_source.items()
     }
     ours = _stage_metrics(records, items, lambda r: r["ours_stage"])
@@ -226,6 +245,14 @@ def run_retrieval_suite(router: RagRouter, items: list[dict], report: Report, lo
         f"{compression['answer_kept']} of {compression['answer_kept_n']}; median {compression['compress_median_ms']} ms.\n\n"
         f"Median ms per stage: {timings}."
     )
+    if LLM_RERANK in runner.stages:
+        calls = [r["llm_rerank_calls"] for r in records]
+        fell_back = float(np.mean([r["llm_rerank_fell_back"] for r in records]))
+        report.detail("llm_rerank", {"model_calls_median": float(np.median(calls)), "fell_back": round(fell_back, 4)})
+        report.section(
+            f"LLM rerank: {np.median(calls):.0f} model call(s) per question (median), {timings['llm rerank']:,.0f} ms median; "
+            f"its reply ranked nothing, so the retrieval order stood, for {fell_back:.1%} of questions."
+        )
     _bars(report, per_source)
     if router.settings.crag:
         _rewrites_section(report, log.run(REWRITES_SYSTEM, keyed, lambda q: measure_rewrites(router, q)), items, router.settings.top_k)
