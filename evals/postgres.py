@@ -12,7 +12,6 @@ import pwd
 import re
 import secrets
 import shutil
-import socket
 import sqlite3
 import subprocess
 import tempfile
@@ -22,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import create_engine, text
+
+from tools.servers import free_port
 
 BIN_DIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
 SUPERUSER = "postgres"
@@ -60,12 +61,6 @@ def _as_server_user(command: list[str]) -> list[str]:
     return ["runuser", "-u", SUPERUSER, "--", *command] if os.geteuid() == 0 else command
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @contextmanager
 def throwaway_cluster() -> Iterator[Cluster]:
     """A fresh cluster with password authentication on 127.0.0.1, deleted when the block ends."""
@@ -77,7 +72,7 @@ def throwaway_cluster() -> Iterator[Cluster]:
         owner = pwd.getpwnam(SUPERUSER)
         os.chown(folder, owner.pw_uid, owner.pw_gid)
         os.chown(folder / "pw", owner.pw_uid, owner.pw_gid)
-    data, port = folder / "data", _free_port()
+    data, port = folder / "data", free_port()
     run = {"check": True, "capture_output": True, "text": True}
     try:
         subprocess.run(

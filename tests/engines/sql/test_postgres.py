@@ -18,13 +18,12 @@ from sqlalchemy.exc import DBAPIError
 from engines.settings import DATA_DIR
 from engines.sources import SqlSource
 from engines.sql.database import DatabaseError, GuardedSQLDatabase, open_engine
-from engines.sql.engine import TextToSQLQueryEngine
 from engines.sql.knowledge import open_knowledge_base
 from evals.datasets import EVAL_DIR
 from evals.postgres import Cluster, copy_sqlite
 from tests.conftest import make_settings
 from tests.engines.sql.test_guard import POSTGRES_HOSTILE
-from tests.engines.sql.test_safety import BOMBS, HOSTILE_QUESTIONS, HOSTILE_SQL
+from tests.engines.sql.test_safety import BOMBS, HOSTILE_QUESTIONS, HOSTILE_SQL, _ask
 from tests.scripted_llm import ScriptedSQLWriter
 
 SHOP = DATA_DIR / "demo" / "shop.sqlite"
@@ -57,11 +56,6 @@ def database(shop_url: str) -> GuardedSQLDatabase:
 @pytest.fixture(scope="module")
 def knowledge(tmp_path_factory: pytest.TempPathFactory, database: GuardedSQLDatabase, embed):
     return open_knowledge_base("shop", database.engine, None, make_settings(tmp_path_factory.mktemp("kb")), embed)
-
-
-def _ask(database: GuardedSQLDatabase, knowledge, llm, question: str) -> dict:
-    response = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=llm).query(question)
-    return {"answer": str(response), **response.metadata}
 
 
 def test_the_server_refuses_writes_and_stops_long_statements_behind_the_guard(database, shop_url: str) -> None:
