@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_\-]{0,63}$"
+FIELD_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+# Names the collection's own columns or the pipeline's stamps already use.
+RESERVED_FIELDS = {"id", "doc_id", "document_id", "ref_doc_id", "embedding", "sparse_embedding", "text", "_node_content", "_node_type"}
 
 
 class SourcesError(ValueError):
     """The sources file cannot be used; the message names the file and the entry."""
+
+
+FieldType = Literal["text", "int", "float", "date", "version", "list"]
+
+
+class MetadataField(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    type: FieldType | None = None  # None: inferred from the values at ingest
+    description: str | None = None
 
 
 class _Source(BaseModel):
@@ -30,6 +44,34 @@ class DocumentsSource(_Source):
     id_field: str = "_id"
     text_fields: list[str] = ["title", "text"]
     language: Literal["en", "zh", "mixed"] = "mixed"
+    # Fields that sort and filter questions can use ("the newest policy"): a list of names, or a mapping of name to
+    # a type or to {type, description}; filled from the JSON lines' keys, Markdown front matter, the file's own
+    # properties (file_size, last_modified_date) or `metadata_file`, a CSV with a `file_name` or id column.
+    metadata_fields: list[MetadataField] = []
+    metadata_file: Path | None = None
+
+    @field_validator("metadata_fields", mode="before")
+    @classmethod
+    def _field_list(cls, value: object) -> object:
+        if isinstance(value, dict):
+            return [{"name": k, **(v if isinstance(v, dict) else {"type": v})} for k, v in value.items()]
+        if isinstance(value, list):
+            return [{"name": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @field_validator("metadata_fields")
+    @classmethod
+    def _field_names(cls, fields: list[MetadataField]) -> list[MetadataField]:
+        names = [f.name for f in fields]
+        for name in names:
+            if not FIELD_PATTERN.match(name) or name in RESERVED_FIELDS:
+                raise ValueError(f"metadata field '{name}' is not allowed: use letters, digits and _ (and not {', '.join(sorted(RESERVED_FIELDS))})")
+        if len(set(names)) < len(names):
+            raise ValueError("metadata field names must be unique")
+        return fields
+
+    def metadata_names(self) -> list[str]:
+        return [f.name for f in self.metadata_fields]
 
 
 class SqlSource(_Source):
@@ -68,7 +110,7 @@ class SourcesFile(BaseModel):
 
 def _resolve(source: Source, base: Path) -> Source:
     update = {}
-    for field_name in ("path", "knowledge"):
+    for field_name in ("path", "knowledge", "metadata_file"):
         path = getattr(source, field_name, None)
         if path is None:
             continue

@@ -69,6 +69,18 @@ class CragRecord(BaseModel):
     llm_calls: int = 0
 
 
+class MetadataRecord(BaseModel):
+    """A sort, superlative, count or filter question answered from the documents' metadata fields: the model's
+    instruction (checked: dates made ranges), the Milvus filter expression it became, how many documents matched,
+    and the ones listed with the field values that put them there."""
+
+    instruction: dict[str, Any]
+    expression: str
+    matched: int
+    unsorted: int = 0  # matched, but without a value for the sort field
+    documents: list[dict[str, Any]] = Field(default_factory=list)
+
+
 class ConversationRecord(BaseModel):
     """Where the question stands in its conversation and how it became the question routed."""
 
@@ -110,5 +122,6 @@ class Trace(BaseModel):
     web_unavailable: bool = False
     web_error: str | None = None  # why web search failed, for the trace and the log (the answer says so in one sentence)
     crag: CragRecord | None = None
+    metadata_query: MetadataRecord | None = None
     declined: bool = False
     notes: list[str] = Field(default_factory=list)

@@ -15,6 +15,8 @@ from llama_index.core.tools import QueryEngineTool
 from engines.answers.output_guard import OutputGuard, load_output_guard
 from engines.crag.workflow import CorrectiveQueryEngine, CorrectiveRAG
 from engines.documents.engine import build_documents_engine
+from engines.documents.metadata.engine import MetadataQueryEngine
+from engines.documents.metadata.fields import Catalog, load_catalog
 from engines.documents.store import docstore_path, open_index
 from engines.matching.coverage_probe import coverage_probe, probe_copy_path
 from engines.matching.schema_terms import schema_vocabulary
@@ -54,6 +56,17 @@ def _documents_engine(
     return CorrectiveQueryEngine(workflow=CorrectiveRAG(engine, llm, settings, guard, embed))
 
 
+def _catalog(source: DocumentsSource, settings: Settings) -> Catalog:
+    catalog = load_catalog(settings.state_dir, source.name)
+    missing = set(source.metadata_names()) - {f.name for f in catalog.fields} if catalog else set(source.metadata_names())
+    if missing:
+        raise SourcesError(
+            f"source '{source.name}' declares metadata fields its collection was not ingested with ({', '.join(sorted(missing))}): "
+            "run `ragrouter ingest` (with the same --sources file) again"
+        )
+    return catalog
+
+
 def _documents_tool(
     source: DocumentsSource, settings: Settings, llm: LLM, embed: BaseEmbedding, cache: DescriptionCache, guard: OutputGuard
 ) -> SourceTool:
@@ -63,6 +76,8 @@ def _documents_tool(
     description = source.description or entry["description"]
     index = open_index(source, settings, embed)
     engine = _documents_engine(index, settings, llm, embed, source.language, guard)
+    if source.metadata_fields:
+        engine = MetadataQueryEngine(engine, index.vector_store, _catalog(source, settings), llm)
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=description)
     profile = profile_texts(description, source.description, entry["samples"])
     probe = coverage_probe(index.vector_store, is_lite(settings.milvus_uri), probe_copy_path(settings.state_dir, source.name))

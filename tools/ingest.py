@@ -7,6 +7,7 @@ from collections.abc import Callable
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 
+from engines.documents.metadata.fields import save_catalog
 from engines.documents.store import IngestReport, ingest_documents, load_documents
 from engines.settings import Settings
 from engines.sources import DocumentsSource
@@ -29,5 +30,7 @@ def ingest_source(
         return report
     on_start(len(documents))
     report.chunks_added = ingest_documents(source, settings, embed, documents, on_batch)
+    if report.catalog:
+        save_catalog(settings.state_dir, report.catalog)
     cache_documents_profile(source, documents, llm, DescriptionCache(settings.state_dir / "descriptions.json"))
     return report

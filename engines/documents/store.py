@@ -15,6 +15,8 @@ from llama_index.core.ingestion import DocstoreStrategy, IngestionPipeline
 from llama_index.core.node_parser import SentenceSplitter
 from llama_index.core.storage.docstore import SimpleDocumentStore
 
+from engines.documents.metadata.attach import attach_metadata
+from engines.documents.metadata.fields import Catalog
 from engines.matching.coverage_probe import forget_probe_copy
 from engines.milvus import open_vector_store
 from engines.models.embeddings import embedding_dim
@@ -34,6 +36,7 @@ class IngestReport:
     documents: int = 0
     chunks_added: int = 0
     skipped: list[str] = field(default_factory=list)
+    catalog: Catalog | None = None  # the declared metadata fields, summarised
 
 
 def _is_binary(path: Path) -> bool:
@@ -72,7 +75,9 @@ def _load_jsonl(source: DocumentsSource) -> list[Document]:
             if line.strip():
                 record = json.loads(line)
                 text = "\n".join(str(record[f]) for f in source.text_fields if record.get(f))
-                docs.append(Document(id_=str(record[source.id_field]), text=text, metadata={"doc_id": str(record[source.id_field])}))
+                ident = str(record[source.id_field])
+                declared = {name: record.get(name) for name in source.metadata_names()}
+                docs.append(Document(id_=ident, text=text, metadata={**declared, "doc_id": ident}))
     return docs
 
 
@@ -112,8 +117,10 @@ def _read_source(source: DocumentsSource, report: IngestReport) -> list[Document
 
 
 def load_documents(source: DocumentsSource, report: IngestReport) -> list[Document]:
-    """Read a source's documents; metadata stays out of embeddings and prompts so both see only the text."""
+    """Read a source's documents with their declared metadata fields; metadata stays out of embeddings and
+    prompts so both see only the text."""
     documents = _read_source(source, report)
+    report.catalog = attach_metadata(source, documents)
     for doc in documents:
         doc.excluded_llm_metadata_keys = list(doc.metadata)
         doc.excluded_embed_metadata_keys = list(doc.metadata)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -105,12 +106,13 @@ def prompt_states_folder(settings: Settings) -> Path:
 
 
 def _local_llm(settings: Settings) -> LLM:
-    from llama_cpp import LogitsProcessorList
+    from llama_cpp import LlamaGrammar, LogitsProcessorList
     from llama_index.llms.llama_cpp import LlamaCPP
 
     class LlamaCPPWithStops(LlamaCPP):
         """LlamaCPP whose complete() and chat() honour a per-call `stop`, `max_tokens`, `logprobs` with
-        `top_logprobs` (as the OpenAI API takes them) and `temperature` with `seed` (a sample instead of the greedy answer); the stock ones
+        `top_logprobs` (as the OpenAI API takes them), `json_schema` (the reply kept to that JSON shape) and
+        `temperature` with `seed` (a sample instead of the greedy answer); the stock ones
         drop their keyword arguments, and chat() drops the log-probabilities."""
 
         _states: PromptStates | None = PrivateAttr(default=None)
@@ -144,6 +146,8 @@ def _local_llm(settings: Settings) -> LLM:
             if kwargs.get("logprobs"):
                 top = kwargs.get("top_logprobs") or 1
                 extra["logits_processor"] = LogitsProcessorList([_recorder(self._model, steps, top)])
+            if kwargs.get("json_schema"):  # llama.cpp's grammar: the reply can only be JSON of this shape
+                extra["grammar"] = LlamaGrammar.from_json_schema(json.dumps(kwargs["json_schema"]), verbose=False)
             if kwargs.get("temperature"):  # the default top_k=1 would make every sample the greedy answer
                 extra.update(temperature=kwargs["temperature"], top_k=40, top_p=0.95, seed=kwargs.get("seed"))
             meter = self._meter(prompt)
@@ -204,6 +208,14 @@ def complete_with_prefix(llm: LLM, prompt: str, prefix: str, stop: list[str], te
     if hasattr(llm, "complete_prefixed"):
         return llm.complete_prefixed(prompt, prefix, stop, **sampling)
     return llm.complete(prompt, stop=stop, **sampling).text
+
+
+def complete_json(llm: LLM, prompt: str, schema: dict[str, Any]) -> str:
+    """The model's reply to `prompt`, meant to be a JSON object of `schema`: the local model can write nothing
+    else (a grammar); an endpoint is only asked to, and its reply must still be validated."""
+    if hasattr(llm, "complete_prefixed"):
+        return llm.complete(prompt, json_schema=schema).text
+    return llm.complete(prompt).text
 
 
 def can_continue(llm: LLM) -> bool:

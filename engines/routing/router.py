@@ -25,7 +25,7 @@ from engines.routing.source_tool import SourceTool
 from engines.settings import Settings
 from engines.sources import SourcesError
 from engines.stage_clock import question_clock
-from engines.trace import Candidate, CragRecord, Passage, RouteRecord, SqlAttempt, Trace
+from engines.trace import Candidate, CragRecord, MetadataRecord, Passage, RouteRecord, SqlAttempt, Trace
 
 log = logging.getLogger(__name__)
 CITATION_PREFIX = re.compile(r"^Source \d+:\n")
@@ -167,6 +167,8 @@ class RagRouter:
             log.warning("web search failed: %s", trace.web_error)
         if metadata.get("crag"):
             trace.crag = CragRecord(**metadata["crag"])
+        if metadata.get("metadata_query"):
+            trace.metadata_query = MetadataRecord(**metadata["metadata_query"])
         trace.declined = bool(metadata.get("declined", declines(trace.answer)))
         if chosen.database is None:  # on the SQL path the rows are what was used, not a passage
             trace.passages = [_passage(chosen.source.name, n) for n in response.source_nodes]

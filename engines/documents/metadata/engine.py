@@ -1,0 +1,87 @@
+"""The documents path in front of retrieval for sources with metadata fields: a question that may be a sort,
+superlative, count or filter over them gets a metadata instruction from the model, applied to the collection and
+answered from the documents it finds; any other question, or an instruction that cannot be applied (the trace
+says why), goes on to retrieval as if the option were off."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llama_index.core.base.base_query_engine import BaseQueryEngine
+from llama_index.core.base.response.schema import RESPONSE_TYPE, Response
+from llama_index.core.callbacks import CallbackManager
+from llama_index.core.llms import LLM
+from llama_index.core.prompts.mixin import PromptMixinType
+from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
+from llama_index.vector_stores.milvus import MilvusVectorStore
+
+from engines.answers.streaming import whole_answer
+from engines.documents.metadata.answer import metadata_answer, shown_fields
+from engines.documents.metadata.cues import may_ask_metadata
+from engines.documents.metadata.fields import Catalog
+from engines.documents.metadata.instruction import InstructionError, MetadataInstruction
+from engines.documents.metadata.lookup import Lookup, find_documents
+from engines.documents.metadata.writer import write_instruction
+from engines.stage_clock import note, stage
+
+MAX_PASSAGES = 5
+
+
+class MetadataQueryEngine(BaseQueryEngine):
+    def __init__(self, retrieval: BaseQueryEngine, store: MilvusVectorStore, catalog: Catalog, llm: LLM) -> None:
+        super().__init__(callback_manager=CallbackManager([]))
+        self.retrieval, self.store, self.catalog, self.llm = retrieval, store, catalog, llm
+
+    def _get_prompt_modules(self) -> PromptMixinType:
+        return {"retrieval": self.retrieval}
+
+    def _instruction(self, question: str) -> MetadataInstruction | None:
+        if not may_ask_metadata(question, self.catalog):
+            return None
+        with stage("metadata instruction"):
+            try:
+                instruction = write_instruction(self.llm, question, self.catalog)
+            except InstructionError as err:
+                note(f"Metadata instruction not applied: {err}; the question was answered by retrieval.")
+                return None
+        if instruction.is_empty():
+            note("Metadata instruction: the model found no sort, count or filter in the question; answered by retrieval.")
+            return None
+        return instruction
+
+    def _passages(self, lookup: Lookup, instruction: MetadataInstruction) -> list[NodeWithScore]:
+        """The opening chunk of each document listed, for the answer's sources."""
+        listed = lookup.documents[: min(instruction.limit, MAX_PASSAGES)] if not instruction.count else lookup.documents[:MAX_PASSAGES]
+        passages = []
+        for document in listed:
+            only = MetadataFilters(filters=[MetadataFilter(key="doc_id", operator=FilterOperator.EQ, value=document["doc_id"])])
+            chunks = self.store.get_nodes(filters=only)
+            if chunks:
+                passages.append(NodeWithScore(node=min(chunks, key=lambda n: n.start_char_idx or 0), score=None))
+        return passages
+
+    def _answer(self, question: str, instruction: MetadataInstruction) -> Response:
+        with stage("metadata lookup"):
+            lookup = find_documents(self.store, self.catalog, instruction)
+            passages = self._passages(lookup, instruction)
+        text = whole_answer(metadata_answer(question, lookup, instruction))
+        fields = shown_fields(instruction)
+        listed = lookup.documents[: instruction.limit]
+        record: dict[str, Any] = {
+            "instruction": instruction.model_dump(),
+            "expression": lookup.expression,
+            "matched": len(lookup.documents),
+            "unsorted": lookup.unsorted,
+            "documents": [{"doc_id": d["doc_id"], "title": d.get("title"), **{f: d.get(f) for f in fields}} for d in listed],
+        }
+        return Response(response=text, source_nodes=passages, metadata={"metadata_query": record})
+
+    def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
+        instruction = self._instruction(query_bundle.query_str)
+        if instruction is None:
+            return self.retrieval.query(query_bundle)
+        return self._answer(query_bundle.query_str, instruction)
+
+    async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
+        return self._query(query_bundle)
