@@ -65,7 +65,10 @@ def test_front_matter_and_a_metadata_csv_fill_file_sources(tmp_path: Path) -> No
     (tmp_path / "docs" / "travel.md").write_text("# Travel\nEconomy class.\n", encoding="utf-8")
     (tmp_path / "meta.csv").write_text("file_name,owner,pages\ntravel.md,Finance,3\n", encoding="utf-8")
     path = tmp_path / "sources.yaml"
-    path.write_text("sources:\n  - {name: hr, kind: documents, path: docs, metadata_file: meta.csv, metadata_fields: [published, owner, pages]}\n", encoding="utf-8")
+    path.write_text(
+        "sources:\n  - {name: hr, kind: documents, path: docs, metadata_file: meta.csv, metadata_fields: [published, owner, pages]}\n",
+        encoding="utf-8",
+    )
     report = IngestReport("hr")
     documents = {d.metadata["file_name"]: d for d in load_documents(load_sources(path)[0], report)}
     assert documents["leave.md"].text.startswith("# Leave") and documents["leave.md"].metadata["published"] == "2024-01-01"

@@ -1,5 +1,3 @@
-from pathlib import Path
-
 import pytest
 
 from engines.documents.metadata.cues import may_ask_metadata
@@ -21,13 +19,21 @@ def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
 def test_a_well_formed_reply_becomes_a_checked_instruction(catalog: Catalog) -> None:
     reply = 'Sure: {"filters": [{"field": "status", "op": "==", "value": "final"}, {"field": "created", "op": "==", "value": "2019"}], "sort_by": "number", "order": "asc", "limit": 99, "count": false}'
     instruction = parse_instruction(reply, catalog)
-    assert [(c.field, c.op, c.value) for c in instruction.filters] == [("status", "==", "final"), ("created", ">=", "2019-01-01"), ("created", "<", "2020-01-01")]
+    assert [(c.field, c.op, c.value) for c in instruction.filters] == [
+        ("status", "==", "final"),
+        ("created", ">=", "2019-01-01"),
+        ("created", "<", "2020-01-01"),
+    ]
     assert instruction.limit == 20 and instruction.sort_by == "number"
 
 
 @pytest.mark.parametrize(
     ("value", "op", "bounds"),
-    [("2019-08", ">", [(">=", "2019-09-01")]), ("2019-12", "<=", [("<", "2020-01-01")]), ("2019-08-28", "==", [(">=", "2019-08-28"), ("<", "2019-08-29")])],
+    [
+        ("2019-08", ">", [(">=", "2019-09-01")]),
+        ("2019-12", "<=", [("<", "2020-01-01")]),
+        ("2019-08-28", "==", [(">=", "2019-08-28"), ("<", "2019-08-29")]),
+    ],
 )
 def test_partial_dates_become_ranges(catalog: Catalog, value: str, op: str, bounds: list) -> None:
     reply = f'{{"filters": [{{"field": "created", "op": "{op}", "value": "{value}"}}]}}'

@@ -1,8 +1,6 @@
 """The metadata path on a real Milvus Lite collection with the real embedding model; the instruction comes from
 ScriptedReplies (a scripted LLM double from test_crag: the point is what the path does with a given reply)."""
 
-from pathlib import Path
-
 import pytest
 from llama_index.core.schema import QueryBundle
 
@@ -36,7 +34,9 @@ def peps(tmp_path_factory: pytest.TempPathFactory, embed):
 def _ids(peps, reply: str) -> list[str]:
     _, _, index, catalog = peps
     instruction = parse_instruction(reply, catalog)
-    return [d["doc_id"] for d in find_documents(index.vector_store, catalog, instruction).documents][: instruction.limit if instruction.sort_by else None]
+    return [d["doc_id"] for d in find_documents(index.vector_store, catalog, instruction).documents][
+        : instruction.limit if instruction.sort_by else None
+    ]
 
 
 def test_ingest_keeps_the_catalog_beside_the_collection(peps) -> None:
@@ -48,9 +48,15 @@ def test_ingest_keeps_the_catalog_beside_the_collection(peps) -> None:
     ("reply", "expected"),
     [
         ('{"sort_by": "created", "order": "desc", "limit": 2}', ["pep-0703", "pep-0619"]),
-        ('{"filters": [{"field": "status", "op": "==", "value": "final"}], "sort_by": "words", "order": "asc", "limit": 4}', ["pep-3000", "pep-0604", "pep-0572", "pep-0484"]),
+        (
+            '{"filters": [{"field": "status", "op": "==", "value": "final"}], "sort_by": "words", "order": "asc", "limit": 4}',
+            ["pep-3000", "pep-0604", "pep-0572", "pep-0484"],
+        ),
         ('{"filters": [{"field": "authors", "op": "contains", "value": "guido"}, {"field": "created", "op": "<", "value": "2005"}]}', ["pep-0008"]),
-        ('{"filters": [{"field": "python_version", "op": ">=", "value": "3.10"}], "sort_by": "python_version", "order": "asc", "limit": 5}', ["pep-0604", "pep-0619", "pep-0703"]),
+        (
+            '{"filters": [{"field": "python_version", "op": ">=", "value": "3.10"}], "sort_by": "python_version", "order": "asc", "limit": 5}',
+            ["pep-0604", "pep-0619", "pep-0703"],
+        ),
         ('{"filters": [{"field": "topic", "op": "==", "value": "Typing"}, {"field": "created", "op": "==", "value": "2019"}]}', ["pep-0604"]),
         ('{"filters": [{"field": "title", "op": "contains", "value": "release"}]}', ["pep-0619"]),
         ('{"filters": [{"field": "status", "op": "==", "value": "Accepted"}, {"field": "created", "op": "<", "value": "2000"}]}', []),
@@ -77,7 +83,9 @@ def _ask(peps, reply: str, question: str):
 def test_a_sort_question_is_answered_with_titles_and_the_values_that_placed_them(peps) -> None:
     reply = '{"filters": [{"field": "type", "op": "==", "value": "Process"}], "sort_by": "created", "order": "asc", "limit": 1, "count": false}'
     response, clock = _ask(peps, reply, "Which is the oldest Process PEP?")
-    assert response.response == "2 documents match, by created, lowest first: Style Guide for Python Code (pep-0008), created 2001-07-05, type Process."
+    assert (
+        response.response == "2 documents match, by created, lowest first: Style Guide for Python Code (pep-0008), created 2001-07-05, type Process."
+    )
     record = response.metadata["metadata_query"]
     assert record["matched"] == 2 and record["expression"] == "type in ['Process']" and record["documents"][0]["doc_id"] == "pep-0008"
     assert [n.node.metadata["doc_id"] for n in response.source_nodes] == ["pep-0008"]
