@@ -249,13 +249,27 @@ def chat_questions(eval_dir: Path, split: str) -> list[dict]:
     return items
 
 
-BUILDERS = {"router": router_questions, "sql": sql_questions, "retrieval": retrieval_questions, "answers": answers_questions, "chat": chat_questions}
+def metadata_questions(eval_dir: Path, split: str) -> list[dict]:
+    """The dev questions ship in evals/questions/metadata.dev.jsonl; the test set is held apart by whoever
+    measures, so it comes only from `--questions`."""
+    raise EvalDataError(f"the metadata suite's {split} questions are held apart: pass them with --questions FILE")
+
+
+BUILDERS = {
+    "metadata": metadata_questions,
+    "router": router_questions,
+    "sql": sql_questions,
+    "retrieval": retrieval_questions,
+    "answers": answers_questions,
+    "chat": chat_questions,
+}
 REQUIRED = {
     "router": ("question", "expected_source"),
     "sql": ("question", "db", "gold_sql"),
     "retrieval": ("question", "source", "relevant"),
     "answers": ("question", "answers", "passages", "answerable"),
     "chat": ("set", "turns", "key"),
+    "metadata": ("question", "lang", "kind", "where", "sort", "order", "k", "count"),
 }
 
 

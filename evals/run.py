@@ -13,7 +13,7 @@ from evals.runlog import Progress, RunLog
 from tools.build import build_router
 
 # Questions are sliced round-robin over this field, so `--limit 10` still samples every kind of question.
-GROUP_KEY = {"router": "group", "sql": "db", "retrieval": "source", "answers": "group", "chat": "set"}
+GROUP_KEY = {"metadata": "kind", "router": "group", "sql": "db", "retrieval": "source", "answers": "group", "chat": "set"}
 # The reference sources each suite's questions are about (data/eval-*.yaml, over ../shared/eval).
 SUITE_SOURCES = {
     "router": DATA_DIR / "eval-sources.yaml",
@@ -21,6 +21,7 @@ SUITE_SOURCES = {
     "retrieval": DATA_DIR / "eval-retrieval-sources.yaml",
     "answers": DATA_DIR / "eval-sources.yaml",
     "chat": DATA_DIR / "eval-sql-sources.yaml",
+    "metadata": DATA_DIR / "eval-metadata-sources.yaml",
 }
 
 
@@ -33,6 +34,8 @@ def _suite(name: str) -> Callable[[RagRouter, list[dict], Report, RunLog], None]
         from evals.retrieval_suite import run_retrieval_suite as run
     elif name == "answers":
         from evals.answers_suite import run_answers_suite as run
+    elif name == "metadata":
+        from evals.metadata_suite import run_metadata_suite as run
     else:
         from evals.chat_suite import run_chat_suite as run
     return run

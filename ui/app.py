@@ -9,7 +9,7 @@ import streamlit as st
 from engines.conversation.store import ConversationStoreError
 from engines.routing.router import QuestionError
 from engines.settings import Settings
-from engines.trace import SqlAttempt, Trace
+from engines.trace import MetadataRecord, SqlAttempt, Trace
 from tools.chat import Chat
 from tools.examples import example_questions
 from ui.charts import result_chart, route_chart, stage_chart
@@ -144,6 +144,18 @@ def why_not(index: int, trace: Trace) -> None:
     st.caption(router.tool(name).tool.metadata.description)
 
 
+def metadata_instruction(record: MetadataRecord) -> None:
+    """The model's instruction, the Milvus filter it became and the documents it put first, with their values."""
+    with st.expander(f"Metadata instruction: {record.matched} document{'s' * (record.matched != 1)} matched", expanded=True):
+        st.json(record.instruction, expanded=False)
+        st.caption(
+            f"Milvus filter: `{record.expression or '(none: every document)'}`"
+            + (f" · {record.unsorted} without the sort field, set aside" if record.unsorted else "")
+        )
+        if record.documents:
+            st.dataframe(pd.DataFrame(record.documents), use_container_width=True, hide_index=True)
+
+
 def show_trace(index: int, trace: Trace) -> None:
     citations(trace)
     route = trace.route
@@ -177,6 +189,8 @@ def show_trace(index: int, trace: Trace) -> None:
                 for n, attempt in enumerate(trace.sql_attempts, 1):
                     sql_attempt(n, attempt)
         sql_feedback(index, trace)
+    if trace.metadata_query:
+        metadata_instruction(trace.metadata_query)
     if trace.crag:
         crag = trace.crag
         with st.expander(f"Corrective RAG: confidence {crag.confidence:.1f}/10 ({crag.band}) · answer {crag.verification}"):

@@ -130,6 +130,10 @@ def _print_trace(trace, shown: str) -> None:
     console.print(f"[dim]{route.reason}[/]")
     if trace.sql:
         console.print(f"[cyan]SQL:[/] {trace.sql}")
+    if trace.metadata_query:
+        record = trace.metadata_query
+        instruction = json.dumps(record.instruction, ensure_ascii=False)
+        console.print(f"[cyan]metadata instruction:[/] {instruction} → Milvus filter {record.expression or '(none)'}, {record.matched} matched")
     for p in trace.passages:
         console.print(f"[dim]- {p.source}/{p.id}: {p.text[:120]!r}[/]")
 
@@ -308,6 +312,7 @@ class Suite(str, Enum):
     retrieval = "retrieval"
     answers = "answers"
     chat = "chat"
+    metadata = "metadata"
 
 
 class Split(str, Enum):

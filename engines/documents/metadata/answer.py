@@ -19,8 +19,8 @@ def shown_fields(instruction: MetadataInstruction) -> list[str]:
 
 def label(document: dict[str, Any], instruction: MetadataInstruction) -> str:
     """ "PEP 20: The Zen of Python (pep-0020), created 2004-08-19" as far as the fields allow."""
-    title = document.get("title")
-    name = f"{title} ({document['doc_id']})" if title else str(document["doc_id"])
+    ident = document.get("file_name") or document["doc_id"]
+    name = f"{document['title']} ({ident})" if document.get("title") else str(ident)
     values = [f"{f} {_value(document.get(f))}" for f in shown_fields(instruction)]
     return ", ".join([name, *values])
 
@@ -54,7 +54,7 @@ def metadata_answer(question: str, lookup: Lookup, instruction: MetadataInstruct
         if zh:
             return f"共有 {matched} 篇文档符合条件（{where or '全部'}）。"
         return f"{_matching(matched)}{f' {where}' if where else ''}."
-    listed = lookup.documents[: instruction.limit]
+    listed = lookup.documents[: instruction.listed()]
     lines = [label(d, instruction) for d in listed]
     if zh:
         head = f"符合条件的文档共 {matched} 篇" + (f"，{_order(instruction, True)}" if instruction.sort_by else "") + "："

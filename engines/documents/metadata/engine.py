@@ -41,10 +41,12 @@ class MetadataQueryEngine(BaseQueryEngine):
             return None
         with stage("metadata instruction"):
             try:
-                instruction = write_instruction(self.llm, question, self.catalog)
+                instruction, changes = write_instruction(self.llm, question, self.catalog)
             except InstructionError as err:
                 note(f"Metadata instruction not applied: {err}; the question was answered by retrieval.")
                 return None
+        for change in changes:
+            note(f"Metadata instruction: {change}.")
         if instruction.is_empty():
             note("Metadata instruction: the model found no sort, count or filter in the question; answered by retrieval.")
             return None
@@ -52,7 +54,7 @@ class MetadataQueryEngine(BaseQueryEngine):
 
     def _passages(self, lookup: Lookup, instruction: MetadataInstruction) -> list[NodeWithScore]:
         """The opening chunk of each document listed, for the answer's sources."""
-        listed = lookup.documents[: min(instruction.limit, MAX_PASSAGES)] if not instruction.count else lookup.documents[:MAX_PASSAGES]
+        listed = lookup.documents[: min(instruction.listed(), MAX_PASSAGES)]
         passages = []
         for document in listed:
             only = MetadataFilters(filters=[MetadataFilter(key="doc_id", operator=FilterOperator.EQ, value=document["doc_id"])])
@@ -61,13 +63,20 @@ class MetadataQueryEngine(BaseQueryEngine):
                 passages.append(NodeWithScore(node=min(chunks, key=lambda n: n.start_char_idx or 0), score=None))
         return passages
 
-    def _answer(self, question: str, instruction: MetadataInstruction) -> Response:
+    def find(self, question: str) -> tuple[MetadataInstruction, Lookup] | None:
+        """The instruction for `question` and the documents it finds; None when retrieval should answer."""
+        instruction = self._instruction(question)
+        if instruction is None:
+            return None
         with stage("metadata lookup"):
-            lookup = find_documents(self.store, self.catalog, instruction)
+            return instruction, find_documents(self.store, self.catalog, instruction)
+
+    def _answer(self, question: str, instruction: MetadataInstruction, lookup: Lookup) -> Response:
+        with stage("metadata lookup"):
             passages = self._passages(lookup, instruction)
         text = whole_answer(metadata_answer(question, lookup, instruction))
         fields = shown_fields(instruction)
-        listed = lookup.documents[: instruction.limit]
+        listed = lookup.documents[: instruction.listed()]
         record: dict[str, Any] = {
             "instruction": instruction.model_dump(),
             "expression": lookup.expression,
@@ -78,10 +87,10 @@ class MetadataQueryEngine(BaseQueryEngine):
         return Response(response=text, source_nodes=passages, metadata={"metadata_query": record})
 
     def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
-        instruction = self._instruction(query_bundle.query_str)
-        if instruction is None:
+        found = self.find(query_bundle.query_str)
+        if found is None:
             return self.retrieval.query(query_bundle)
-        return self._answer(query_bundle.query_str, instruction)
+        return self._answer(query_bundle.query_str, *found)
 
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         return self._query(query_bundle)

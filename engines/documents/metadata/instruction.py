@@ -41,6 +41,11 @@ class MetadataInstruction(BaseModel):
     def is_empty(self) -> bool:
         return not (self.filters or self.sort_by or self.count)
 
+    def listed(self) -> int:
+        """How many documents the answer names: the first `limit` of a sort; every match (up to MAX_LIMIT) of a
+        filter ("which PEPs did Brett Cannon write in 2023?" asks for all of them)."""
+        return self.limit if self.sort_by else MAX_LIMIT
+
 
 class InstructionError(ValueError):
     """The instruction names a field or value the source does not have; the message says which."""

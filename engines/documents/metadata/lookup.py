@@ -37,6 +37,7 @@ MILVUS_OPS = {
     "<=": FilterOperator.LTE,
 }
 QUERY_BATCH = 1000
+IDENTITY = ("doc_id", "file_name")  # how the answer names a document that has no title: its file, else its id
 
 
 @dataclass
@@ -75,7 +76,7 @@ def _holds(condition: Condition, kind: str, stored: Any) -> bool:
 
 
 def _rows(store: MilvusVectorStore, expression: str, fields: list[str]) -> list[dict[str, Any]]:
-    iterator = store.client.query_iterator(store.collection_name, filter=expression, output_fields=["doc_id", *fields], batch_size=QUERY_BATCH)
+    iterator = store.client.query_iterator(store.collection_name, filter=expression, output_fields=[*IDENTITY, *fields], batch_size=QUERY_BATCH)
     rows: list[dict[str, Any]] = []
     try:
         while batch := iterator.next():
@@ -99,7 +100,7 @@ def find_documents(store: MilvusVectorStore, catalog: Catalog, instruction: Meta
     fields = [f.name for f in catalog.fields]
     by_document: dict[str, dict[str, Any]] = {}
     for row in _rows(store, expression or 'doc_id != ""', fields):
-        by_document.setdefault(row["doc_id"], {name: row.get(name) for name in ("doc_id", *fields)})
+        by_document.setdefault(row["doc_id"], {name: row.get(name) for name in (*IDENTITY, *fields)})
     documents = [d for d in by_document.values() if all(_holds(c, catalog.field(c.field).type, d.get(c.field)) for c in in_code)]
     documents.sort(key=lambda d: d["doc_id"])
     if instruction.sort_by is None:

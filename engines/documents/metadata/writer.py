@@ -11,6 +11,7 @@ from llama_index.core.llms import LLM
 from pydantic import ValidationError
 
 from engines.documents.metadata.fields import Catalog, FieldSummary
+from engines.documents.metadata.grounding import ground
 from engines.documents.metadata.instruction import InstructionError, MetadataInstruction, check_instruction
 from engines.models.llm import complete_json
 
@@ -75,8 +76,9 @@ def instruction_schema(catalog: Catalog) -> dict[str, Any]:
     }
 
 
-def parse_instruction(reply: str, catalog: Catalog) -> MetadataInstruction:
-    """The reply as a checked instruction; InstructionError (its message fit for the trace) when it is not one."""
+def parse_instruction(reply: str, catalog: Catalog, question: str | None = None) -> tuple[MetadataInstruction, list[str]]:
+    """The reply as a checked instruction, kept to what `question` names (when given), with notes on what was
+    changed; InstructionError (its message fit for the trace) when it is not one."""
     found = JSON_OBJECT.search(reply)
     if not found:
         raise InstructionError(f"the model's reply is not a JSON instruction: {reply.strip()[:120]!r}")
@@ -85,10 +87,13 @@ def parse_instruction(reply: str, catalog: Catalog) -> MetadataInstruction:
     except (json.JSONDecodeError, ValidationError) as err:
         first = str(err).splitlines()[0]
         raise InstructionError(f"the model's instruction is malformed ({first}): {found.group(0)[:160]!r}") from err
-    return check_instruction(instruction, catalog)
+    notes: list[str] = []
+    if question is not None:
+        instruction, notes = ground(instruction, catalog, question)
+    return check_instruction(instruction, catalog), notes
 
 
-def write_instruction(llm: LLM, question: str, catalog: Catalog) -> MetadataInstruction:
+def write_instruction(llm: LLM, question: str, catalog: Catalog) -> tuple[MetadataInstruction, list[str]]:
     fields = "\n".join(_describe_field(f) for f in catalog.fields)
     reply = complete_json(llm, PROMPT.format(fields=fields, question=question), instruction_schema(catalog))
-    return parse_instruction(reply, catalog)
+    return parse_instruction(reply, catalog, question)

@@ -18,7 +18,7 @@ def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
 
 def test_a_well_formed_reply_becomes_a_checked_instruction(catalog: Catalog) -> None:
     reply = 'Sure: {"filters": [{"field": "status", "op": "==", "value": "final"}, {"field": "created", "op": "==", "value": "2019"}], "sort_by": "number", "order": "asc", "limit": 99, "count": false}'
-    instruction = parse_instruction(reply, catalog)
+    instruction, _ = parse_instruction(reply, catalog)
     assert [(c.field, c.op, c.value) for c in instruction.filters] == [
         ("status", "==", "final"),
         ("created", ">=", "2019-01-01"),
@@ -37,7 +37,7 @@ def test_a_well_formed_reply_becomes_a_checked_instruction(catalog: Catalog) -> 
 )
 def test_partial_dates_become_ranges(catalog: Catalog, value: str, op: str, bounds: list) -> None:
     reply = f'{{"filters": [{{"field": "created", "op": "{op}", "value": "{value}"}}]}}'
-    assert [(c.op, c.value) for c in parse_instruction(reply, catalog).filters] == bounds
+    assert [(c.op, c.value) for c in parse_instruction(reply, catalog)[0].filters] == bounds
 
 
 @pytest.mark.parametrize(
@@ -83,3 +83,45 @@ def test_the_local_grammar_offers_only_the_sources_fields(catalog: Catalog) -> N
 )
 def test_only_questions_with_sort_count_or_filter_words_cost_a_model_call(catalog: Catalog, question: str, asks: bool) -> None:
     assert may_ask_metadata(question, catalog) is asks
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "kept", "change"),
+    [
+        (
+            "What is the oldest PEP?",
+            '{"filters": [{"field": "type", "op": "==", "value": "Process"}], "sort_by": "created"}',
+            [],
+            "does not name 'Process'",
+        ),
+        (
+            "Which is the newest PEP?",
+            '{"filters": [{"field": "type", "op": "==", "value": "PEP"}], "sort_by": "created"}',
+            [],
+            "names the documents themselves",
+        ),
+        (
+            "The three oldest Process PEPs?",
+            '{"filters": [{"field": "topic", "op": "==", "value": "Process"}]}',
+            [("type", "Process")],
+            "moved the filter topic == Process to the field type",
+        ),
+        (
+            "How many standards-track PEPs?",
+            '{"filters": [{"field": "type", "op": "==", "value": "Standards Track"}], "count": true}',
+            [("type", "Standards Track")],
+            None,
+        ),
+        ("PEPs longer than 5,000 words?", '{"filters": [{"field": "words", "op": ">", "value": 5000}]}', [("words", 5000)], None),
+        (
+            "2019 年的 PEP 有哪些？",
+            '{"filters": [{"field": "created", "op": "==", "value": "2019"}]}',
+            [("created", "2019-01-01"), ("created", "2020-01-01")],
+            None,
+        ),
+    ],
+)
+def test_filters_are_kept_to_what_the_question_names(catalog: Catalog, question: str, reply: str, kept: list, change: str | None) -> None:
+    instruction, notes = parse_instruction(reply, catalog, question)
+    assert [(c.field, c.value) for c in instruction.filters] == kept
+    assert (change is None and not notes) or any(change in n for n in notes)

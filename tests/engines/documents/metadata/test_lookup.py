@@ -33,7 +33,7 @@ def peps(tmp_path_factory: pytest.TempPathFactory, embed):
 
 def _ids(peps, reply: str) -> list[str]:
     _, _, index, catalog = peps
-    instruction = parse_instruction(reply, catalog)
+    instruction, _ = parse_instruction(reply, catalog)
     return [d["doc_id"] for d in find_documents(index.vector_store, catalog, instruction).documents][
         : instruction.limit if instruction.sort_by else None
     ]
