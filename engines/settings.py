@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 STATE_DIR = Path.home() / ".cache" / "ragrouter"
@@ -68,7 +68,23 @@ class Settings(BaseSettings):
         description="ColBERT-style rerank: `auto` on English-only sources, `on` everywhere, `off`; or `llm`: the answering model ranks the passages in one call (LlamaIndex's LLMRerank).",
     )
     rerank_model: str = Field(default="minilm", description="The reranker's encoder.")
-    compress: bool = Field(default=True, description="Drop the sentences of each passage least like the question (`SentenceEmbeddingOptimizer`).")
+    metadata_instructions: bool = Field(
+        default=True,
+        description="Sort, superlative, count and filter questions over a documents source's `metadata_fields` are answered from those fields: the model writes a JSON instruction, Milvus filters and code sorts.",
+    )
+    compress: Literal["off", "embedding", "llm_extract", "llm_filter"] = Field(
+        default="embedding",
+        description="Compression of the passages the answer reads: `embedding` drops the sentences least like the question (`SentenceEmbeddingOptimizer`); `llm_extract` keeps the sentences the model copies out as answering it; `llm_filter` drops the passages the model says do not help; `off`.",
+    )
+
+    @field_validator("compress", mode="before")
+    @classmethod
+    def _compress_as_before(cls, value: object) -> object:
+        """`true`/`false`, the setting's values before it had choices, still mean `embedding`/`off`."""
+        if isinstance(value, bool) or str(value).lower() in ("true", "false", "1", "0"):
+            return "embedding" if str(value).lower() in ("true", "1") else "off"
+        return value
+
     # Dev, RGB items with such passages: negatives declined plain 10 -> 18 of 30, CRAG 16 -> 18 of 20, no right
     # answer lost (docs/experiments/scope-rules.md).
     year_scope: bool = Field(default=True, description="A question naming a year sets aside passages that name only other years.")

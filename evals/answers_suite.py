@@ -65,7 +65,7 @@ def _engines(router: RagRouter) -> Callable[[str, list[str]], BaseQueryEngine]:
     return engine
 
 
-def _correct(answer: str, item: dict) -> bool:
+def correct_answer(answer: str, item: dict) -> bool:
     golds = item["answers"]
     return rgb_correct(answer, golds) if item.get("set", "").startswith("rgb") else bool(contains_answer(answer, golds))
 
@@ -85,7 +85,7 @@ def _answer(engine: BaseQueryEngine, judge: FaithfulnessEvaluator, item: dict) -
         ]
     if item["answerable"]:
         golds = item["answers"]
-        record["correct"] = _correct(answer, item)
+        record["correct"] = correct_answer(answer, item)
         record["f1"] = round(f1(answer, [g for g in golds if isinstance(g, str)] or [str(golds)]), 4)
     if not record["declined"]:
         contexts = [n.node.get_content() for n in response.source_nodes] or item["passages"]
@@ -219,7 +219,7 @@ def _support_section(report: Report, records: list[dict], items: list[dict], run
     sweep = {}
     for support in sorted({round(s / 10, 1) for s in range(0, int(run_support * 10) + 1)} | {run_support}):
         shown = [(_at_support(r, support, ambiguous), q) for r, q in zip(records, items)]
-        right = sum(not declined and _correct(answer, q) for (answer, declined), q in shown if q["answerable"])
+        right = sum(not declined and correct_answer(answer, q) for (answer, declined), q in shown if q["answerable"])
         rejected = sum(declined for (_, declined), q in shown if not q["answerable"])
         false = sum(declined for (_, declined), q in shown if q["answerable"])
         sweep[support] = {"right": right, "rejected": rejected, "false_rejected": false}

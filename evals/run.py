@@ -52,12 +52,15 @@ def run_suite(
     on_progress: Progress = lambda system, done, total: None,
     replay: Path | None = None,
     postgres: bool = False,
+    compression: bool = False,
 ) -> Path:
     """Run SUITE and write its report; `router` lets a caller that already holds the models reuse them; `replay`
     (the SQL suite only) is an earlier run's report folder whose stored queries are reused; `postgres` (the SQL
     suite only) runs ours on the SQLite databases and on PostgreSQL copies of them instead of ours beside stock."""
     if postgres and suite != "sql":
         raise EvalDataError("--postgres is for the sql suite only")
+    if compression and suite != "answers":
+        raise EvalDataError("--compression is for the answers suite only")
     if replay is not None and (suite != "sql" or not (replay / "items.jsonl").is_file()):
         raise EvalDataError(
             f"--replay takes the report folder of an earlier SQL run (holding items.jsonl); {replay} is not one"
@@ -67,12 +70,17 @@ def run_suite(
     items, origin = load_questions(suite, split, questions)
     items = stratified(items, limit, GROUP_KEY[suite])
     router = router or build_router(Settings(), sources_file)
-    out = out or router.settings.reports_dir / f"{suite}-{split}{'-postgres' if postgres else ''}"
+    out = out or router.settings.reports_dir / f"{suite}-{split}{'-postgres' if postgres else ''}{'-compression' if compression else ''}"
     report = Report(suite, split, out, origin, len(items), router.settings)
     if postgres:
         from evals.sql_postgres import run_sql_on_postgres
 
         run_sql_on_postgres(router, sources_file, items, report, RunLog(out, on_progress))
+        return report.write()
+    if compression:
+        from evals.answers_compression import run_compression_comparison
+
+        run_compression_comparison(router, items, report, RunLog(out, on_progress))
         return report.write()
     extra = {"replay": RunLog(replay)} if replay is not None else {}
     _suite(suite)(router, items, report, RunLog(out, on_progress), **extra)

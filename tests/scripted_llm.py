@@ -39,3 +39,19 @@ class ScriptedFileWriter(ScriptedSQLWriter):
         text = self.complete(prompt).text
         self.ways[-1] = "file"
         return text
+
+
+class ScriptedText(CustomLLM):
+    """Scripted LLM double: every call returns `reply` as it is (a model's yes/no, its extract, a garbled line)."""
+
+    reply: str
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="scripted-text")
+
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        return CompletionResponse(text=self.reply)
+
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
+        yield self.complete(prompt)

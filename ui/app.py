@@ -57,8 +57,11 @@ def settings_sidebar(current: Settings) -> None:
         lower, upper = st.slider("CRAG bands: rewrite from, answer from", 0.0, 10.0, (current.crag_lower, current.crag_upper), 0.5)
         support = st.slider("CRAG answer check: a draft passes from", 0.0, 1.0, current.crag_answer_support, 0.05)
         ambiguous = st.slider("CRAG answer check below the high band: from at least", 0.0, 1.0, current.crag_ambiguous_support, 0.05)
-        rerank = st.radio("Rerank", ["auto", "on", "off"], index=["auto", "on", "off"].index(current.rerank), horizontal=True)
-        compress = st.toggle("Compress passages", value=current.compress)
+        reranks = ["auto", "on", "off", "llm"]
+        rerank = st.radio("Rerank", reranks, index=reranks.index(current.rerank), horizontal=True)
+        compressions = ["embedding", "llm_extract", "llm_filter", "off"]
+        compress = st.radio("Compress passages", compressions, index=compressions.index(current.compress), horizontal=True)
+        metadata = st.toggle("Sort and filter by document metadata", value=current.metadata_instructions)
         candidates = st.slider("SQL queries written to vote on (1: the SQL file continued, greedily, only)", 1, 5, current.sql_candidates)
         if st.form_submit_button("Apply"):
             chosen = {
@@ -70,6 +73,7 @@ def settings_sidebar(current: Settings) -> None:
                 "crag_ambiguous_support": ambiguous,
                 "rerank": rerank,
                 "compress": compress,
+                "metadata_instructions": metadata,
                 "sql_candidates": candidates,
             }
             st.session_state.overrides = tuple(sorted(chosen.items()))

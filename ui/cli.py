@@ -336,6 +336,9 @@ def evaluate(
     postgres: bool = typer.Option(
         False, "--postgres", help="sql only: ours on the SQLite databases and on PostgreSQL copies of them (a throwaway local server), side by side."
     ),
+    compression: bool = typer.Option(
+        False, "--compression", help="answers only: the plain path with each compression (off, embedding, llm_extract, llm_filter) side by side."
+    ),
 ) -> None:
     """Measure a suite on public data, ours beside LlamaIndex's stock pieces: report.json, report.md, plots."""
     from evals.datasets import EvalDataError
@@ -343,7 +346,17 @@ def evaluate(
 
     _settings()
     try:
-        run_suite(suite.value, sources or SUITE_SOURCES[suite.value], questions, limit, split.value, out, replay=replay, postgres=postgres)
+        run_suite(
+            suite.value,
+            sources or SUITE_SOURCES[suite.value],
+            questions,
+            limit,
+            split.value,
+            out,
+            replay=replay,
+            postgres=postgres,
+            compression=compression,
+        )
     except (*USER_ERRORS, EvalDataError) as err:
         _fail(err)
 

@@ -20,7 +20,13 @@ from engines.answers.streaming import current
 from engines.stage_clock import stage
 
 # The stage each of our node postprocessors is (by LlamaIndex's class_name(); anything else: bookkeeping).
-POSTPROCESSOR_STAGES = {"ColbertRerank": "rerank", "SentenceEmbeddingOptimizer": "compress"}
+POSTPROCESSOR_STAGES = {
+    "ColbertRerank": "rerank",
+    "LLMRerank": "rerank",
+    "SentenceEmbeddingOptimizer": "compress",
+    "LLMExtract": "compress",
+    "LLMFilter": "compress",
+}
 
 
 class AnswerEngine(CitationQueryEngine):

@@ -13,6 +13,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from engines.answers.citations import AnswerEngine
 from engines.answers.prompts import CITATION_QA, CITATION_REFINE
 from engines.documents.compression import SafeSentenceOptimizer
+from engines.documents.llm_compression import LLMExtract, LLMFilter
 from engines.documents.llm_rerank import SafeLLMRerank
 from engines.documents.scope.filter import ScopeFilter
 from engines.settings import Settings
@@ -53,8 +54,12 @@ def _postprocessors(settings: Settings, embed_model: BaseEmbedding, rerank: bool
         steps.append(ScopeFilter(years=settings.year_scope, numbers=settings.number_scope))
     if rerank:
         steps.append(_reranker(settings, llm))
-    if settings.compress:
+    if settings.compress == "embedding":
         steps.append(SafeSentenceOptimizer(embed_model, settings.compress_percentile_cutoff))
+    elif settings.compress == "llm_extract":
+        steps.append(LLMExtract(llm=llm))
+    elif settings.compress == "llm_filter":
+        steps.append(LLMFilter(llm=llm))
     return steps
 
 
