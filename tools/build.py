@@ -76,7 +76,7 @@ def _documents_tool(
     description = source.description or entry["description"]
     index = open_index(source, settings, embed)
     engine = _documents_engine(index, settings, llm, embed, source.language, guard)
-    if source.metadata_fields:
+    if source.metadata_fields and settings.metadata_instructions:
         engine = MetadataQueryEngine(engine, index.vector_store, _catalog(source, settings), llm)
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=description)
     profile = profile_texts(description, source.description, entry["samples"])
