@@ -33,7 +33,7 @@ def names_a_field(question: str, catalog: Catalog) -> bool:
     """The question names the source, a field (number, python version) or one of a field's listed values (Final)."""
     names = [catalog.source, *(f.name for f in catalog.fields), *(f.name.replace("_", " ") for f in catalog.fields)]
     # A value of a field that names each document apart (a title) is what the question is about, not a filter.
-    values = [v for f in catalog.fields if f.type == "text" and len(f.values) < f.documents for v in f.values]
+    values = [v for f in catalog.fields if f.type in ("text", "version") and len(f.values) < f.documents for v in f.values]
     has_dates = any(f.type == "date" for f in catalog.fields)
     return _mentions(question, names + values) or (has_dates and bool(YEAR.search(question)))
 

@@ -37,6 +37,18 @@ def _owner(catalog: Catalog, condition: Condition) -> str | None:
     return owners[0] if len(owners) == 1 and owners[0] != condition.field else None
 
 
+def _as_named(question: str, condition: Condition, kind: str) -> Condition:
+    """A date as precise as the question names it: "2026 年" with the value 2026-08-05 (the newest date, which the
+    prompt shows) is the year 2026."""
+    value = str(condition.value)
+    if kind != "date" or value in question:
+        return condition
+    for length in (7, 4):  # 2026-08, then 2026
+        if value[:length] in question:
+            return condition.model_copy(update={"value": value[:length]})
+    return condition
+
+
 def ground(instruction: MetadataInstruction, catalog: Catalog, question: str) -> tuple[MetadataInstruction, list[str]]:
     """The instruction with only the filters the question names, each under the field that holds its value."""
     kept, notes = [], []
@@ -57,5 +69,5 @@ def ground(instruction: MetadataInstruction, catalog: Catalog, question: str) ->
             notes.append(f"moved the filter {described} to the field {owner}, whose values include it")
             kept.append(condition.model_copy(update={"field": owner}))
         else:
-            kept.append(condition)
+            kept.append(_as_named(question, condition, field.type) if field is not None else condition)
     return instruction.model_copy(update={"filters": kept}), notes

@@ -123,7 +123,9 @@ def _checked_condition(catalog: Catalog, condition: Condition) -> list[Condition
         raise InstructionError(f"'{value}' is not a version like 3.10, and '{field.name}' holds versions")
     if condition.op in RANGE_OPS and field.type != "version":
         raise InstructionError(f"'{condition.op}' cannot compare the text field '{field.name}'")
-    if condition.op in ("==", "!=") and field.values and field.type != "list" and not _listed_matches(field, str(value)):
+    # A text field's values are categories: one the documents lack is a misreading. A version not listed is
+    # simply one no document targets ("PEPs for Python 1.5": none).
+    if condition.op in ("==", "!=") and field.type == "text" and field.values and not _listed_matches(field, str(value)):
         raise InstructionError(f"no document has {field.name} '{value}' (its values: {', '.join(field.values)})")
     return [condition.model_copy(update={"value": str(value)})]
 

@@ -54,7 +54,7 @@ def _milvus_filter(catalog: Catalog, condition: Condition) -> MetadataFilter | N
     kind = catalog.field(condition.field).type
     if kind in ("int", "float", "date"):
         return MetadataFilter(key=condition.field, operator=MILVUS_OPS[condition.op], value=condition.value)
-    values = listed_values(catalog, condition) if condition.op in ("==", "!=") else []
+    values = listed_values(catalog, condition) if condition.op in ("==", "!=") and kind == "text" else []
     if values:
         return MetadataFilter(key=condition.field, operator=FilterOperator.IN if condition.op == "==" else FilterOperator.NIN, value=values)
     return None

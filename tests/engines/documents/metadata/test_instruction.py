@@ -77,6 +77,7 @@ def test_the_local_grammar_offers_only_the_sources_fields(catalog: Catalog) -> N
         ("Which PEPs did Guido van Rossum write before 2005?", True),
         ("最早的 PEP 是哪一篇？", True),
         ("Which is the longest one?", True),
+        ("有多少个 PEP 的目标版本是 Python 3.10？", True),
         ("How many days of leave do employees get?", False),
         ("What does the Zen of Python say about errors?", False),
     ],

@@ -60,6 +60,8 @@ def test_ingest_keeps_the_catalog_beside_the_collection(peps) -> None:
         ('{"filters": [{"field": "topic", "op": "==", "value": "Typing"}, {"field": "created", "op": "==", "value": "2019"}]}', ["pep-0604"]),
         ('{"filters": [{"field": "title", "op": "contains", "value": "release"}]}', ["pep-0619"]),
         ('{"filters": [{"field": "status", "op": "==", "value": "Accepted"}, {"field": "created", "op": "<", "value": "2000"}]}', []),
+        ('{"filters": [{"field": "python_version", "op": "==", "value": "3.10"}]}', ["pep-0604", "pep-0619"]),
+        ('{"filters": [{"field": "python_version", "op": "==", "value": "1.5"}]}', []),
     ],
 )
 def test_milvus_filters_and_the_sort_in_code_find_the_documents(peps, reply: str, expected: list[str]) -> None:
