@@ -119,3 +119,12 @@ def test_an_unreachable_model_endpoint_is_an_error_message_not_a_hang(router, mo
         assert not any("waiting in line" in i.value for i in at.info)  # an endpoint's questions do not queue
     finally:
         st.cache_resource.clear()
+
+
+def test_a_sort_question_shows_its_metadata_instruction_and_the_documents_it_found(app: AppTest) -> None:
+    app.chat_input[0].set_value("Which is the newest handbook policy?").run()
+    assert not app.exception
+    expander = next(e for e in app.expander if e.label.startswith("Metadata instruction:"))
+    assert expander.label == "Metadata instruction: 10 documents matched"
+    assert any("Milvus filter" in c.value for c in app.caption)
+    assert "Annual Leave Policy Update (2024)" in " ".join(str(m.value) for m in app.markdown)

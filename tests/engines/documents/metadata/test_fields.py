@@ -66,7 +66,7 @@ def test_front_matter_and_a_metadata_csv_fill_file_sources(tmp_path: Path) -> No
     (tmp_path / "meta.csv").write_text("file_name,owner,pages\ntravel.md,Finance,3\n", encoding="utf-8")
     path = tmp_path / "sources.yaml"
     path.write_text(
-        "sources:\n  - {name: hr, kind: documents, path: docs, metadata_file: meta.csv, metadata_fields: [published, owner, pages]}\n",
+        "sources:\n  - {name: hr, kind: documents, path: docs, metadata_file: meta.csv, metadata_fields: [published, owner, pages, file_size]}\n",
         encoding="utf-8",
     )
     report = IngestReport("hr")
@@ -74,6 +74,8 @@ def test_front_matter_and_a_metadata_csv_fill_file_sources(tmp_path: Path) -> No
     assert documents["leave.md"].text.startswith("# Leave") and documents["leave.md"].metadata["published"] == "2024-01-01"
     assert documents["travel.md"].metadata["owner"] == "Finance" and documents["travel.md"].metadata["pages"] == 3
     assert documents["leave.md"].metadata["pages"] is None
+    assert documents["travel.md"].metadata["file_size"] == len("# Travel\nEconomy class.\n")  # the file's own property
+    assert {f.name: f.type for f in report.catalog.fields}["file_size"] == "int"
 
 
 def test_text_that_only_looks_like_front_matter_stays_as_written() -> None:
