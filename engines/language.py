@@ -12,3 +12,9 @@ def has_chinese(text: str) -> bool:
 
 def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def is_short(question: str, min_words: int = 3) -> bool:
+    """Too short to rewrite usefully: under 10 characters in Chinese, under `min_words` words otherwise."""
+    text = question.strip()
+    return len(text) < 10 if has_chinese(text) else len(text.split()) < min_words

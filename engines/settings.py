@@ -68,6 +68,10 @@ class Settings(BaseSettings):
         description="ColBERT-style rerank: `auto` on English-only sources, `on` everywhere, `off`; or `llm`: the answering model ranks the passages in one call (LlamaIndex's LLMRerank).",
     )
     rerank_model: str = Field(default="minilm", description="The reranker's encoder.")
+    rewrite: Literal["off", "structured"] = Field(
+        default="off",
+        description="`structured`: before retrieval the model rewrites the question as a search query with keywords (for BM25) and sub-questions (fused by RRF); short questions, unreadable replies and rewrites that find nothing closer fall back to the question as asked.",
+    )
     metadata_instructions: bool = Field(
         default=True,
         description="Sort, superlative, count and filter questions over a documents source's `metadata_fields` are answered from those fields: the model writes a JSON instruction, Milvus filters and code sorts.",

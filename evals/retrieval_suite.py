@@ -17,16 +17,19 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 from llama_index.core import VectorStoreIndex
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from engines.crag.rewrites import REWRITES, fusing
+from engines.crag.rewrites import REWRITES
 from engines.documents.compression import SafeSentenceOptimizer
 from engines.documents.engine import uses_rerank
+from engines.documents.fusion import fusing
 from engines.documents.llm_rerank import SafeLLMRerank
+from engines.documents.structured_rewrite import StructuredRewriteRetriever
 from engines.routing.router import RagRouter
 from engines.stage_clock import question_clock
 from evals.datasets import EvalDataError
@@ -37,6 +40,8 @@ from evals.runlog import RunLog
 DEPTH = 200  # chunks fetched per stage, enough for recall@100 over documents
 STAGES = ("dense", "bm25", "hybrid", "hybrid+rerank")
 LLM_RERANK = "hybrid+llm rerank"  # a stage of its own with `RAGROUTER_RERANK=llm`: one model call per question
+# With `RAGROUTER_REWRITE=structured`: hybrid search with the model's rewrite, and with its fallback to the question.
+REWRITTEN, REWRITTEN_WITH_FALLBACK = "hybrid, rewritten", "hybrid, rewritten with fallback"
 ASKED = "asked"
 REWRITES_SYSTEM = "CRAG rewrites"
 METRICS = {
@@ -75,6 +80,12 @@ def _timed(fn: Callable[[], list[NodeWithScore]]) -> tuple[list[NodeWithScore], 
     return nodes, round(1000 * (time.perf_counter() - start), 1)
 
 
+def _timed_value(fn: Callable[[], Any]) -> tuple[Any, float]:
+    start = time.perf_counter()
+    value = fn()
+    return value, round(1000 * (time.perf_counter() - start), 1)
+
+
 def _chars(nodes: list[NodeWithScore]) -> int:
     return sum(len(n.node.get_content()) for n in nodes)
 
@@ -88,6 +99,8 @@ class StageRunner:
         self.compressor = SafeSentenceOptimizer(router.embed, self.settings.compress_percentile_cutoff)
         self._reranker = None
         self.stages = (*STAGES, LLM_RERANK) if self.settings.rerank == "llm" else STAGES
+        if self.settings.rewrite == "structured":
+            self.stages = (*self.stages, REWRITTEN, REWRITTEN_WITH_FALLBACK)
 
     def reranker(self):
         if self._reranker is None:
@@ -117,7 +130,27 @@ class StageRunner:
         }
         if LLM_RERANK in self.stages:
             ours = self._llm_rerank(record, head, hybrid, question)
+        if REWRITTEN in self.stages:
+            self._structured_rewrite(record, index, hybrid, question)
         return {**record, **self._compression(ours[: self.settings.answer_top_n], question, item.get("answer"))}
+
+    def _structured_rewrite(self, record: dict, index, hybrid: list[NodeWithScore], question: str) -> None:
+        """The question rewritten (as searched), and with the fallback to the question as asked; which guard fired."""
+        retriever = StructuredRewriteRetriever(
+            index.as_retriever(similarity_top_k=DEPTH, vector_store_query_mode="hybrid"), self.router.llm, self.router.embed, DEPTH
+        )
+        with question_clock() as clock:
+            (structured, ms) = _timed_value(lambda: retriever.rewrite(question))
+        if structured is None:
+            guard = "short" if any("is short" in n for n in clock.notes) else "unreadable"
+            rewritten = chosen = hybrid
+        else:
+            rewritten = retriever.search(structured)
+            guard = "kept" if retriever.useful(question, rewritten, hybrid) else "fell back"
+            chosen = rewritten if guard == "kept" else hybrid
+        record["ranked"][REWRITTEN], record["ranked"][REWRITTEN_WITH_FALLBACK] = documents_of(rewritten), documents_of(chosen)
+        record["rewrite_guard"], record["ms"]["structured rewrite"] = guard, ms
+        record["rewrite"] = structured.model_dump() if structured else None
 
     def _llm_rerank(self, record: dict, head: list[NodeWithScore], hybrid: list[NodeWithScore], question: str) -> list[NodeWithScore]:
         """The passages the model lists first, then those it left out in retrieval order (LLMRerank drops them;
@@ -245,6 +278,14 @@ def run_retrieval_suite(router: RagRouter, items: list[dict], report: Report, lo
         f"{compression['answer_kept']} of {compression['answer_kept_n']}; median {compression['compress_median_ms']} ms.\n\n"
         f"Median ms per stage: {timings}."
     )
+    if REWRITTEN in runner.stages:
+        guards = {g: sum(1 for r in records if r["rewrite_guard"] == g) for g in ("kept", "fell back", "short", "unreadable")}
+        report.detail("structured_rewrite", {"guards": guards, "median_ms": timings["structured rewrite"]})
+        report.section(
+            f"Structured rewrite: of {len(records)} questions, the rewrite was kept for {guards['kept']}, fell back to the question "
+            f"as asked for {guards['fell back']} (nothing as close), was not written for {guards['short']} (short) and could not "
+            f"be read for {guards['unreadable']}; {timings['structured rewrite']:,.0f} ms median for the model's rewrite."
+        )
     if LLM_RERANK in runner.stages:
         calls = [r["llm_rerank_calls"] for r in records]
         fell_back = float(np.mean([r["llm_rerank_fell_back"] for r in records]))

@@ -5,11 +5,8 @@ from __future__ import annotations
 import re
 
 from llama_index.core import PromptTemplate
-from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.indices.query.query_transform import HyDEQueryTransform
 from llama_index.core.llms import LLM
-from llama_index.core.retrievers import QueryFusionRetriever
-from llama_index.core.retrievers.fusion_retriever import FUSION_MODES
 from llama_index.core.schema import QueryBundle
 
 from engines.language import has_chinese
@@ -42,12 +39,6 @@ def _language(question: str) -> str:
     return "zh" if has_chinese(question) else "en"
 
 
-def is_short(question: str) -> bool:
-    """Too short to rewrite usefully: under 10 characters in Chinese, under 3 words otherwise."""
-    text = question.strip()
-    return len(text) < 10 if has_chinese(text) else len(text.split()) < 3
-
-
 # Each rewrite returns the queries to retrieve with: one, or the question and its sub-questions to be fused.
 def hyde(question: str, llm: LLM) -> list[QueryBundle]:
     """LlamaIndex's HyDE: retrieve with a hypothetical answer passage embedded beside the question."""
@@ -64,27 +55,6 @@ def sub_questions(question: str, llm: LLM, count: int = 2) -> list[str]:
     reply = llm.complete(SUB_QUESTIONS[_language(question)].format(count=count, question=question), max_tokens=96).text
     lines = [LIST_MARK.sub("", line).strip() for line in reply.splitlines()]
     return [line for line in dict.fromkeys(lines) if line and line != question][:count]
-
-
-class FusedRetriever(QueryFusionRetriever):
-    """LlamaIndex's QueryFusionRetriever with the extra queries given, not generated: the question and each
-    sub-question are retrieved and the lists fused by reciprocal rank (k = 60). `sub_questions` writes them
-    beforehand, so the trace shows them, and drops the list marks the small model adds, which its parser keeps."""
-
-    def __init__(self, retriever: BaseRetriever, extra: list[QueryBundle], similarity_top_k: int, llm: LLM) -> None:
-        # `llm` writes nothing here; without one, the parent class resolves LlamaIndex's default (OpenAI) LLM.
-        super().__init__(
-            [retriever], llm=llm, mode=FUSION_MODES.RECIPROCAL_RANK, similarity_top_k=similarity_top_k, num_queries=len(extra) + 1, use_async=False
-        )
-        self._extra = extra
-
-    def _get_queries(self, original_query: str) -> list[QueryBundle]:
-        return self._extra
-
-
-def fusing(retriever: BaseRetriever, queries: list[QueryBundle], similarity_top_k: int, llm: LLM) -> BaseRetriever:
-    """The retriever to ask with queries[0]: `retriever` itself for one query, a FusedRetriever over it for more."""
-    return FusedRetriever(retriever, queries[1:], similarity_top_k, llm) if len(queries) > 1 else retriever
 
 
 def multi_query(question: str, llm: LLM) -> list[QueryBundle]:

@@ -31,9 +31,10 @@ from engines.answers.declines import declines, nothing_found
 from engines.answers.output_guard import OutputGuard
 from engines.crag.answer_check import verify
 from engines.crag.grader import RetrievalGrader
-from engines.crag.rewrites import REWRITES, fusing, is_short
+from engines.crag.rewrites import REWRITES
+from engines.documents.fusion import fusing
 from engines.documents.scope.filter import out_of_scope
-from engines.language import has_chinese
+from engines.language import has_chinese, is_short
 from engines.settings import Settings
 from engines.web import WebSearchUnavailable, search_web
 

@@ -16,6 +16,7 @@ from engines.documents.compression import SafeSentenceOptimizer
 from engines.documents.llm_compression import LLMExtract, LLMFilter
 from engines.documents.llm_rerank import SafeLLMRerank
 from engines.documents.scope.filter import ScopeFilter
+from engines.documents.structured_rewrite import StructuredRewriteRetriever
 from engines.settings import Settings
 
 STAMPS = ("retrieved_rank", "retrieved_chars", "retrieved_text")
@@ -83,5 +84,7 @@ def build_documents_engine(index: VectorStoreIndex, settings: Settings, llm: LLM
     (tools/build.py wraps it in Corrective RAG when that is on)."""
     rerank = uses_rerank(settings, language)
     retrieve_k = settings.top_k if rerank else settings.answer_top_n
-    retriever = index.as_retriever(similarity_top_k=retrieve_k, vector_store_query_mode="hybrid")
+    retriever: BaseRetriever = index.as_retriever(similarity_top_k=retrieve_k, vector_store_query_mode="hybrid")
+    if settings.rewrite == "structured":
+        retriever = StructuredRewriteRetriever(retriever, llm, embed_model, retrieve_k)
     return build_answer_engine(index, retriever, settings, llm, embed_model, rerank)

@@ -17,9 +17,11 @@ from llama_index.core.schema import QueryBundle, TextNode
 from engines.answers.output_guard import load_output_guard
 from engines.crag.answer_check import Check, evidence, verify
 from engines.crag.grader import Grade, RetrievalGrader, _yes_probability, calibrated, with_cosine
-from engines.crag.rewrites import FusedRetriever, is_short, sub_questions
+from engines.crag.rewrites import sub_questions
 from engines.crag.workflow import CorrectiveRAG, band
 from engines.documents.engine import build_answer_engine
+from engines.documents.fusion import FusedRetriever
+from engines.language import is_short
 from tests.conftest import DEMO_SOURCES, make_settings
 from tools.build import build_router
 
