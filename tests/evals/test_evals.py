@@ -56,10 +56,10 @@ def mini(tmp_path_factory: pytest.TempPathFactory, demo_settings: Settings, llm,
     return {"folder": folder, "sources": sources, "claims": claims, "router": build_router(settings, sources, llm=llm, embed=embed)}
 
 
-def _run(mini: dict, suite: str, items: list[dict], limit: int, name: str = "") -> dict:
+def _run(mini: dict, suite: str, items: list[dict], limit: int, name: str = "", **options: bool) -> dict:
     questions = _jsonl(mini["folder"] / f"{suite}.jsonl", items)
     out = mini["folder"] / f"report-{name or suite}"
-    run_suite(suite, mini["sources"], questions, limit, "dev", out, router=mini["router"])
+    run_suite(suite, mini["sources"], questions, limit, "dev", out, router=mini["router"], **options)
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert (out / "report.md").is_file() and report["n"] == min(limit, len(items)) and report["git_commit"]
     assert set(report["metrics"]) == set(report["baseline"])
@@ -127,6 +127,26 @@ def test_retrieval_suite_with_crag_on_measures_each_rewrite_against_the_question
     lines = (mini["folder"] / "report-retrieval-crag" / "items.jsonl").read_text().splitlines()
     records = [r for r in map(json.loads, lines) if r["system"] == "CRAG rewrites"]
     assert len(records) == 2 and all(r["queries"]["multi_query"][0] == c["question"] for r, c in zip(records, mini["claims"]))
+
+
+def test_retrieval_suite_with_the_structured_rewrite_reports_its_stages_and_guards(mini: dict) -> None:
+    settings = mini["router"].settings
+    settings.rewrite = "structured"
+    try:
+        report = _run(mini, "retrieval", mini["claims"], 2, name="retrieval-rewrite")
+    finally:
+        settings.rewrite = "off"
+    stages = report["details"]["per_source"]["scifact"]
+    assert {"hybrid, rewritten", "hybrid, rewritten with fallback"} <= set(stages)
+    assert sum(report["details"]["structured_rewrite"]["guards"].values()) == 2
+
+
+def test_answers_suite_compares_every_compression(mini: dict) -> None:
+    items = [q for q in answers_questions(EVAL_DIR, "dev") if q["set"] == "rgb-en" and q["answerable"]]
+    report = _run(mini, "answers", items, 1, name="answers-compression", compression=True)
+    figures = report["details"]["compressions"]
+    assert set(figures) == {"off", "embedding", "llm_extract", "llm_filter"} and figures["off"]["chars_kept"] == 1.0
+    assert all(0 < f["chars_kept"] <= 1 for f in figures.values()) and report["system"] == "compress=llm_extract"
 
 
 def test_answers_suite_reports_rejection_and_faithfulness(mini: dict) -> None:
@@ -236,3 +256,7 @@ def test_eval_cli_rejects_bad_input(cli_env: dict, tmp_path: Path) -> None:
     assert no_log.returncode == 2 and "is not one" in no_log.stderr
     other_suite = _cli(cli_env, "router", "--replay", str(tmp_path))
     assert other_suite.returncode == 2 and "sql suite only" in other_suite.stderr
+    not_answers = _cli(cli_env, "router", "--compression")
+    assert not_answers.returncode == 2 and "answers suite only" in not_answers.stderr
+    held_apart = _cli(cli_env, "metadata", "--split", "test")
+    assert held_apart.returncode == 2 and "held apart" in held_apart.stderr
