@@ -16,7 +16,7 @@ from engines.documents.engine import build_answer_engine
 from engines.routing.router import CITATION_PREFIX, RagRouter
 from engines.stage_clock import question_clock
 from evals.answers_suite import correct_answer, summarise
-from evals.metrics import contains_answer
+from evals.metrics import contains_answer, f1
 from evals.report import Report
 from evals.runlog import RunLog
 
@@ -46,6 +46,7 @@ def _measure(router: RagRouter, compress: str, item: dict) -> dict:
     if item["answerable"]:
         golds = [g for g in item["answers"] if isinstance(g, str)] or [a for g in item["answers"] for a in g]
         record["correct"] = correct_answer(answer, item)
+        record["f1"] = round(f1(answer, golds), 4)
         record["span_kept"] = bool(contains_answer(" ".join(read), golds))
     return record
 
