@@ -10,18 +10,15 @@ close to the question as the question's own search does, the question's own resu
 
 from __future__ import annotations
 
-import json
-import re
-
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.base.embeddings.base import BaseEmbedding, similarity
 from llama_index.core.llms import LLM
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from engines.documents.fusion import fusing
 from engines.language import has_chinese, is_short
-from engines.models.llm import complete_json
+from engines.models.llm import complete_json, json_reply
 from engines.stage_clock import note
 
 MIN_WORDS = 4
@@ -29,7 +26,6 @@ MAX_SUB_QUESTIONS = 3
 # The rewritten search must find a passage at least this close (e5 cosine) to the question, less this margin,
 # as the question's own best passage; below it, the rewrite lost the question.
 USEFUL_MARGIN = 0.02
-JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 PROMPT = {
     "en": 'Rewrite the question for a search engine. Reply with JSON only: {{"rewritten_query": the question as a '
@@ -61,13 +57,7 @@ SCHEMA = {
 
 def parse_structured(reply: str) -> StructuredQuery:
     """The reply as a StructuredQuery; ValueError when it is not one."""
-    found = JSON_OBJECT.search(reply)
-    if not found:
-        raise ValueError(f"no JSON in the reply: {reply.strip()[:80]!r}")
-    try:
-        query = StructuredQuery.model_validate(json.loads(found.group(0)))
-    except (json.JSONDecodeError, ValidationError) as err:
-        raise ValueError(f"malformed JSON ({str(err).splitlines()[0]})") from err
+    query = json_reply(reply, StructuredQuery)
     return query.model_copy(update={"sub_questions": query.sub_questions[:MAX_SUB_QUESTIONS]})
 
 
@@ -88,10 +78,9 @@ class StructuredRewriteRetriever(BaseRetriever):
             note(f"Structured rewrite: the model's reply could not be used ({err}); searched as asked.")
             return None
 
-    def _closest(self, question: str, nodes: list[NodeWithScore]) -> float:
+    def _closest(self, query: list[float], nodes: list[NodeWithScore]) -> float:
         if not nodes:
             return -1.0
-        query = self._embed.get_query_embedding(question)
         return max(similarity(query, self._embed.get_text_embedding(n.node.get_content())) for n in nodes[:3])
 
     def search(self, structured: StructuredQuery) -> list[NodeWithScore]:
@@ -102,7 +91,8 @@ class StructuredRewriteRetriever(BaseRetriever):
 
     def useful(self, question: str, rewritten: list[NodeWithScore], asked: list[NodeWithScore]) -> bool:
         """Whether the rewritten search found something about as close to the question as its own search did."""
-        return self._closest(question, rewritten) >= self._closest(question, asked) - USEFUL_MARGIN
+        query = self._embed.get_query_embedding(question)
+        return self._closest(query, rewritten) >= self._closest(query, asked) - USEFUL_MARGIN
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         question = query_bundle.query_str

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, CompletionResponse, CompletionResponseGen, LogProb
 from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.llms import LLM
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
+from pydantic import BaseModel, ValidationError
 
 from engines.models.endpoint import ModelEndpointError, endpoint_errors, guarded_stream
 from engines.models.files import require_model
@@ -20,6 +22,9 @@ from engines.models.prompt_states import PromptStates
 from engines.settings import Settings
 from engines.stage_clock import record_model_call
 from engines.trace import ModelCall
+
+JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+Reply = TypeVar("Reply", bound=BaseModel)
 
 DEFAULT_SYSTEM = "You are a helpful assistant. Answer briefly and only from the information given."
 # "SQLResult:" keeps NL-to-SQL generation from inventing results (measured 9.3 s -> 1.9 s per query).
@@ -216,6 +221,18 @@ def complete_json(llm: LLM, prompt: str, schema: dict[str, Any]) -> str:
     if hasattr(llm, "complete_prefixed"):
         return llm.complete(prompt, json_schema=schema).text
     return llm.complete(prompt).text
+
+
+def json_reply(reply: str, model: type[Reply]) -> Reply:
+    """The first JSON object in a model's reply, validated as `model`; ValueError saying what was wrong (the
+    instruction writers' replies may come with prose around them, from an endpoint that no grammar holds)."""
+    found = JSON_OBJECT.search(reply)
+    if not found:
+        raise ValueError(f"no JSON in the reply: {reply.strip()[:120]!r}")
+    try:
+        return model.model_validate(json.loads(found.group(0)))
+    except (json.JSONDecodeError, ValidationError) as err:
+        raise ValueError(f"malformed JSON ({str(err).splitlines()[0]}): {found.group(0)[:160]!r}") from err
 
 
 def can_continue(llm: LLM) -> bool:

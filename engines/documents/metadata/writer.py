@@ -3,20 +3,16 @@ its reply is parsed and validated by pydantic, then checked against the catalog.
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 from llama_index.core.llms import LLM
-from pydantic import ValidationError
 
 from engines.documents.metadata.fields import Catalog, FieldSummary
 from engines.documents.metadata.grounding import ground
 from engines.documents.metadata.instruction import InstructionError, MetadataInstruction, check_instruction
-from engines.models.llm import complete_json
+from engines.models.llm import complete_json, json_reply
 
 MAX_PROMPT_VALUES = 30
-JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 PROMPT = """Documents have these metadata fields:
 {fields}
@@ -79,14 +75,10 @@ def instruction_schema(catalog: Catalog) -> dict[str, Any]:
 def parse_instruction(reply: str, catalog: Catalog, question: str | None = None) -> tuple[MetadataInstruction, list[str]]:
     """The reply as a checked instruction, kept to what `question` names (when given), with notes on what was
     changed; InstructionError (its message fit for the trace) when it is not one."""
-    found = JSON_OBJECT.search(reply)
-    if not found:
-        raise InstructionError(f"the model's reply is not a JSON instruction: {reply.strip()[:120]!r}")
     try:
-        instruction = MetadataInstruction.model_validate(json.loads(found.group(0)))
-    except (json.JSONDecodeError, ValidationError) as err:
-        first = str(err).splitlines()[0]
-        raise InstructionError(f"the model's instruction is malformed ({first}): {found.group(0)[:160]!r}") from err
+        instruction = json_reply(reply, MetadataInstruction)
+    except ValueError as err:
+        raise InstructionError(f"the model's reply is not a JSON instruction ({err})") from err
     notes: list[str] = []
     if question is not None:
         instruction, notes = ground(instruction, catalog, question)
