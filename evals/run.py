@@ -53,14 +53,18 @@ def run_suite(
     replay: Path | None = None,
     postgres: bool = False,
     compression: bool = False,
+    rewrite: bool = False,
 ) -> Path:
     """Run SUITE and write its report; `router` lets a caller that already holds the models reuse them; `replay`
     (the SQL suite only) is an earlier run's report folder whose stored queries are reused; `postgres` (the SQL
-    suite only) runs ours on the SQLite databases and on PostgreSQL copies of them instead of ours beside stock."""
+    suite only) runs ours on the SQLite databases and on PostgreSQL copies of them instead of ours beside stock;
+    `compression` and `rewrite` (the answers suite only) compare the plain path's choices of that setting."""
     if postgres and suite != "sql":
         raise EvalDataError("--postgres is for the sql suite only")
-    if compression and suite != "answers":
-        raise EvalDataError("--compression is for the answers suite only")
+    if (compression or rewrite) and suite != "answers":
+        raise EvalDataError(f"--{'compression' if compression else 'rewrite'} is for the answers suite only")
+    if compression and rewrite:
+        raise EvalDataError("--compression and --rewrite are separate runs: pass one")
     if replay is not None and (suite != "sql" or not (replay / "items.jsonl").is_file()):
         raise EvalDataError(
             f"--replay takes the report folder of an earlier SQL run (holding items.jsonl); {replay} is not one"
@@ -68,9 +72,14 @@ def run_suite(
             else "--replay is for the sql suite only"
         )
     items, origin = load_questions(suite, split, questions)
+    if rewrite:
+        from evals.answers_rewrite import retrievable
+
+        items = retrievable(items)
     items = stratified(items, limit, GROUP_KEY[suite])
     router = router or build_router(Settings(), sources_file)
-    out = out or router.settings.reports_dir / f"{suite}-{split}{'-postgres' if postgres else ''}{'-compression' if compression else ''}"
+    variant = "".join(f"-{name}" for name, on in (("postgres", postgres), ("compression", compression), ("rewrite", rewrite)) if on)
+    out = out or router.settings.reports_dir / f"{suite}-{split}{variant}"
     report = Report(suite, split, out, origin, len(items), router.settings)
     if postgres:
         from evals.sql_postgres import run_sql_on_postgres
@@ -81,6 +90,11 @@ def run_suite(
         from evals.answers_compression import run_compression_comparison
 
         run_compression_comparison(router, items, report, RunLog(out, on_progress))
+        return report.write()
+    if rewrite:
+        from evals.answers_rewrite import run_rewrite_comparison
+
+        run_rewrite_comparison(router, items, report, RunLog(out, on_progress))
         return report.write()
     extra = {"replay": RunLog(replay)} if replay is not None else {}
     _suite(suite)(router, items, report, RunLog(out, on_progress), **extra)

@@ -339,6 +339,11 @@ def evaluate(
     compression: bool = typer.Option(
         False, "--compression", help="answers only: the plain path with each compression (off, embedding, llm_extract, llm_filter) side by side."
     ),
+    rewrite: bool = typer.Option(
+        False,
+        "--rewrite",
+        help="answers only: the documents path over the retrieval suite's collections, as asked and with rewrite: structured, side by side.",
+    ),
 ) -> None:
     """Measure a suite on public data, ours beside LlamaIndex's stock pieces: report.json, report.md, plots."""
     from evals.datasets import EvalDataError
@@ -348,7 +353,7 @@ def evaluate(
     try:
         run_suite(
             suite.value,
-            sources or SUITE_SOURCES[suite.value],
+            sources or SUITE_SOURCES["retrieval" if rewrite else suite.value],
             questions,
             limit,
             split.value,
@@ -356,6 +361,7 @@ def evaluate(
             replay=replay,
             postgres=postgres,
             compression=compression,
+            rewrite=rewrite,
         )
     except (*USER_ERRORS, EvalDataError) as err:
         _fail(err)

@@ -150,6 +150,30 @@ def test_answers_suite_compares_every_compression(mini: dict) -> None:
     assert all(0 < f["chars_kept"] <= 1 for f in figures.values()) and report["system"] == "compress=llm_extract"
 
 
+def test_answers_suite_compares_the_question_as_asked_and_rewritten(tmp_path: Path, demo_settings: Settings, llm, embed) -> None:
+    """--rewrite: a CMRC2018 question asked of a six-paragraph `cmrc2018` collection, as asked and rewritten."""
+    from engines.sources import load_sources
+    from tools.build import build_router
+    from tools.ingest import ingest_source
+
+    cmrc = [q for q in answers_questions(EVAL_DIR, "dev") if q["set"] == "cmrc2018"]
+    paragraphs = [{"id": f"p{i}", "context": q["passages"][0]} for i, q in enumerate(cmrc[:6])]
+    (tmp_path / "cmrc.json").write_text(json.dumps({"data": [{"title": "mini", "paragraphs": paragraphs}]}, ensure_ascii=False), encoding="utf-8")
+    sources = tmp_path / "sources.yaml"
+    sources.write_text("sources:\n  - {name: cmrc2018, kind: documents, path: cmrc.json, format: squad, language: zh}\n", encoding="utf-8")
+    settings = demo_settings.model_copy(update={"state_dir": tmp_path / "state"})
+    ingest_source(load_sources(sources)[0], settings, embed, lambda: llm)
+    router = build_router(settings, sources, llm=llm, embed=embed)
+    squad = [q for q in answers_questions(EVAL_DIR, "dev") if q["set"] == "squad2"]
+    questions = _jsonl(tmp_path / "answers.jsonl", cmrc[:1] + squad)
+    run_suite("answers", sources, questions, 4, "dev", tmp_path / "report", router=router, rewrite=True)
+    report = json.loads((tmp_path / "report" / "report.json").read_text(encoding="utf-8"))
+    figures = report["details"]["rewrites"]
+    assert report["n"] == 1 and set(figures) == {"off", "structured"}  # SQuAD has no collection here: left out
+    assert figures["off"]["guards"] == dict.fromkeys(figures["off"]["guards"], 0) and sum(figures["structured"]["guards"].values()) == 1
+    assert all(0 <= f["answer_accuracy"] <= 1 and 0 <= f["gold_read"] <= 1 for f in figures.values())
+
+
 def test_answers_suite_reports_rejection_and_faithfulness(mini: dict) -> None:
     items = [q for q in answers_questions(EVAL_DIR, "dev") if q["set"] in ("rgb-zh", "squad2")]
     report = _run(mini, "answers", items, 3)
@@ -259,5 +283,7 @@ def test_eval_cli_rejects_bad_input(cli_env: dict, tmp_path: Path) -> None:
     assert other_suite.returncode == 2 and "sql suite only" in other_suite.stderr
     not_answers = _cli(cli_env, "router", "--compression")
     assert not_answers.returncode == 2 and "answers suite only" in not_answers.stderr
+    both = _cli(cli_env, "answers", "--compression", "--rewrite")
+    assert both.returncode == 2 and "separate runs" in both.stderr
     held_apart = _cli(cli_env, "metadata", "--split", "test")
     assert held_apart.returncode == 2 and "held apart" in held_apart.stderr
