@@ -29,6 +29,10 @@ STANDARD_REPORTS = (
     "answers-test-reject-100",
     "sql-test-postgres",
     "metadata-dev",  # the metadata suite's test questions are held apart by whoever measures
+    # The documents path's options on the test split, beside today's default in the same run.
+    "retrieval-test-options",
+    "answers-test-compression",
+    "answers-test-rewrite",
 )
 # The slices a user runs from the Evaluation page (evals/reports/*-slice*/, not committed).
 SLICE_MARK = "-slice"
