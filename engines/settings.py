@@ -78,7 +78,7 @@ class Settings(BaseSettings):
     )
     compress: Literal["off", "embedding", "llm_extract", "llm_filter"] = Field(
         default="embedding",
-        description="Compression of the passages the answer reads: `embedding` drops the sentences least like the question (`SentenceEmbeddingOptimizer`); `llm_extract` keeps the sentences the model copies out as answering it; `llm_filter` drops the passages the model says do not help; `off`.",
+        description="Compression of the passages the answer reads: `embedding` drops the sentences least like the question (`SentenceEmbeddingOptimizer`); `llm_extract` keeps the sentences the model copies out as answering it; `llm_filter` drops the passages the model says do not help (one model call per passage: on the test split more right answers and declines than `embedding`, at twice the time on 2 cores); `off`.",
     )
 
     @field_validator("compress", mode="before")
