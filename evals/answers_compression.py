@@ -16,7 +16,7 @@ from engines.documents.engine import build_answer_engine
 from engines.routing.router import CITATION_PREFIX, RagRouter
 from engines.stage_clock import question_clock
 from evals.answers_suite import correct_answer, summarise
-from evals.metrics import contains_answer, f1
+from evals.metrics import contains_answer, f1, share
 from evals.report import Report
 from evals.runlog import RunLog
 
@@ -57,7 +57,7 @@ def _figures(records: list[dict], items: list[dict]) -> dict:
     return {
         "answer_accuracy": summary["answer_accuracy"],
         "rejection_rate": summary["rejection_rate"],
-        "span_kept": round(float(np.mean([r["span_kept"] for r in answerable])), 4) if answerable else None,
+        "span_kept": share([r["span_kept"] for r in answerable]),
         "chars_kept": round(sum(r["chars_read"] for r in records) / max(1, sum(r["chars_given"] for r in records)), 4),
         "median_ms": summary["median_ms"],
         "compress_median_ms": round(float(np.median([r["compress_ms"] for r in records])), 1),

@@ -10,13 +10,11 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
-import numpy as np
-
 from engines.documents.engine import build_documents_engine
 from engines.routing.router import RagRouter
 from engines.stage_clock import question_clock
 from evals.answers_suite import correct_answer
-from evals.metrics import contains_answer, latency
+from evals.metrics import contains_answer, latency, share
 from evals.report import Report
 from evals.runlog import RunLog
 
@@ -54,20 +52,16 @@ def _measure(router: RagRouter, rewrite: str, item: dict, split: str) -> dict:
     }
 
 
-def _mean(values: list) -> float | None:
-    return round(float(np.mean(values)), 4) if values else None
-
-
 def _figures(records: list[dict], items: list[dict]) -> dict:
     by_set: dict[str, list[dict]] = defaultdict(list)
     for r, q in zip(records, items):
         by_set[q["set"]].append(r)
     return {
-        "answer_accuracy": _mean([r["correct"] for r in records]),
-        "gold_read": _mean([r["gold_read"] for r in records]),
+        "answer_accuracy": share([r["correct"] for r in records]),
+        "gold_read": share([r["gold_read"] for r in records]),
         **latency(r["ms"] for r in records),
         "guards": {g: sum(1 for r in records if r["guard"] == g) for g in set(GUARDS.values())},
-        "by_set": {name: {"n": len(rs), "accuracy": _mean([r["correct"] for r in rs])} for name, rs in by_set.items()},
+        "by_set": {name: {"n": len(rs), "accuracy": share([r["correct"] for r in rs])} for name, rs in by_set.items()},
     }
 
 

@@ -29,7 +29,7 @@ from engines.answers.output_guard import load_output_guard
 from engines.crag.workflow import CorrectiveQueryEngine, CorrectiveRAG, answer_bar
 from engines.documents.engine import build_answer_engine
 from engines.routing.router import RagRouter
-from evals.metrics import contains_answer, f1, latency, word_support
+from evals.metrics import contains_answer, f1, latency, share, word_support
 from evals.report import Report, latency_histogram
 from evals.runlog import RunLog
 
@@ -94,10 +94,6 @@ def _answer(engine: BaseQueryEngine, judge: FaithfulnessEvaluator, item: dict) -
     return record
 
 
-def _mean(values: list) -> float | None:
-    return round(float(np.mean(values)), 4) if values else None
-
-
 def summarise(records: list[dict], items: list[dict]) -> dict:
     answerable = [r for r, q in zip(records, items) if q["answerable"]]
     unanswerable = [r for r, q in zip(records, items) if not q["answerable"]]
@@ -105,15 +101,15 @@ def summarise(records: list[dict], items: list[dict]) -> dict:
     for r, q in zip(records, items):
         by_set[q.get("group", q.get("set", "all"))].append(r)
     return {
-        "answer_accuracy": _mean([r["correct"] for r in answerable]),
-        "rejection_rate": _mean([r["declined"] for r in unanswerable]),
-        "false_rejection_rate": _mean([r["declined"] for r in answerable]),
-        "faithfulness": _mean([r["faithful"] for r in records if "faithful" in r]),
-        "word_supported": _mean([r["word_support"] == 1.0 for r in records if "word_support" in r]),
-        "f1": _mean([r["f1"] for r in answerable]),
+        "answer_accuracy": share([r["correct"] for r in answerable]),
+        "rejection_rate": share([r["declined"] for r in unanswerable]),
+        "false_rejection_rate": share([r["declined"] for r in answerable]),
+        "faithfulness": share([r["faithful"] for r in records if "faithful" in r]),
+        "word_supported": share([r["word_support"] == 1.0 for r in records if "word_support" in r]),
+        "f1": share([r["f1"] for r in answerable]),
         **latency(r["ms"] for r in records),
         "by_set": {
-            name: {"n": len(rs), "accuracy": _mean([r["correct"] for r in rs if "correct" in r]), "declined": _mean([r["declined"] for r in rs])}
+            name: {"n": len(rs), "accuracy": share([r["correct"] for r in rs if "correct" in r]), "declined": share([r["declined"] for r in rs])}
             for name, rs in by_set.items()
         },
     }
@@ -159,8 +155,8 @@ def _crag_section(report: Report, records: list[dict], items: list[dict], thresh
     stats = {
         name: {
             "n": len(pairs),
-            "right": _mean([_right(r, q) for r, q in pairs]),
-            "answerable": _mean([q["answerable"] for _, q in pairs]),
+            "right": share([_right(r, q) for r, q in pairs]),
+            "answerable": share([q["answerable"] for _, q in pairs]),
             "llm_calls_median": float(np.median([r["crag"]["llm_calls"] for r, _ in pairs])),
             **latency(r["ms"] for r, _ in pairs),
         }
@@ -245,7 +241,7 @@ def _spot_check_section(report: Report, results: dict[str, list[dict]], items: d
         r = judged[(c["system"], c["key"])]
         cells = [c["system"], items[c["key"]]["question"][:80], r["answer"][:160].replace("\n", " "), r["faithful"], c["hand"], c["note"]]
         rows.append("| " + " | ".join(str(x).replace("|", "/") for x in cells) + " |")
-    agreement = _mean([judged[(c["system"], c["key"])]["faithful"] == c["hand"] for c in checks])
+    agreement = share([judged[(c["system"], c["key"])]["faithful"] == c["hand"] for c in checks])
     report.detail("faithfulness_spot_check", {"cases": len(checks), "judge_agrees_with_hand": agreement})
     report.section(
         f"## Faithfulness judge, checked by hand\n\n{len(checks)} judged answers read against their passages by a person "

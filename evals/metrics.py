@@ -34,6 +34,11 @@ def mrr_at(ranked: Sequence[str], relevance: dict[str, int], k: int = 10) -> flo
     return 0.0
 
 
+def share(values: Sequence[float]) -> float | None:
+    """The mean of per-question scores or flags, to four places; None when no question counts."""
+    return round(float(np.mean(values)), 4) if len(values) else None
+
+
 def latency(ms: Iterable[float]) -> dict[str, float]:
     values = list(ms)
     if not values:
