@@ -89,6 +89,7 @@ class ConversationRecord(BaseModel):
     follow_up: str | None = None  # what marked it as a follow-up (engines/conversation/standalone.py); None: it stands alone
     rewritten: bool = False
     dropped_turns: int = 0  # earlier turns the condense step left out because they would not fit
+    cancelled: bool = False  # sent, then cancelled by the person before it was answered: kept, never condensed over
 
 
 class ModelCall(BaseModel):

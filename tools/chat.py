@@ -48,7 +48,8 @@ class Chat:
     def ask(self, question: str, conversation_id: str | None, listener: AnswerListener | None = None, source: str | None = None) -> Trace:
         text = check_question(question, self.router.settings.max_question_chars)  # an empty follow-up is refused like any question
         notes: list[str] = []
-        conversation_id, turns, saved = self._open(conversation_id, notes)
+        conversation_id, saved_turns, saved = self._open(conversation_id, notes)
+        turns = [t for t in saved_turns if not (t.conversation and t.conversation.cancelled)]
         start = time.perf_counter()
         condensed = self.condenser.condense(text, turns) if self.router.settings.condense else Condensed.as_asked(text)
         condense_ms = round((time.perf_counter() - start) * 1000, 1)
@@ -63,13 +64,24 @@ class Chat:
             trace.notes.append(f"The {condensed.dropped_turns} oldest turns did not fit the history the condense step reads and were left out.")
         trace.conversation = ConversationRecord(
             id=conversation_id,
-            turn=len(turns) + 1,
+            turn=len(saved_turns) + 1,
             follow_up=condensed.mark,
             rewritten=condensed.rewritten,
             dropped_turns=condensed.dropped_turns,
         )
         if saved:
             self._save(conversation_id, trace)
+        return trace
+
+    def save_cancelled(self, question: str, conversation_id: str) -> Trace:
+        """Keep a question the person cancelled before it was answered, as a turn that says so."""
+        trace = Trace(question=question, standalone_question=question, notes=["Cancelled before it was answered."])
+        try:
+            turn = len(self.store.turns(conversation_id)) + 1
+            trace.conversation = ConversationRecord(id=conversation_id, turn=turn, cancelled=True)
+            self.store.add_turn(conversation_id, trace)
+        except ConversationStoreError as err:
+            trace.notes.append(f"This turn was not saved: {err}")
         return trace
 
     def _open(self, conversation_id: str | None, notes: list[str]) -> tuple[str, list[Trace], bool]:

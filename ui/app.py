@@ -2,51 +2,26 @@
 
 import re
 import resource
+import uuid
 
 import pandas as pd
 import streamlit as st
 
 from engines.conversation.store import ConversationStoreError
-from engines.routing.router import QuestionError
+from engines.routing.router import QuestionError, check_question
 from engines.settings import Settings
 from engines.trace import MetadataRecord, SqlAttempt, Trace
 from tools.chat import Chat
 from tools.examples import example_questions
+from tools.question_queue import Job, JobState
 from ui.charts import result_chart, route_chart, stage_chart
 from ui.cli import USER_ERRORS
 from ui.passages import highlighted, kept_sentences, passage_facts
-from ui.resources import load_chat, load_models, load_router, sources_stamp
+from ui.resources import load_chat, load_models, load_queue, load_router, sources_stamp
 
 st.set_page_config(page_title="ragrouter", page_icon="🧭", layout="wide")
 # How answers cite: "[2]" as the prompt asks, or "Source 2" after the passages' own "Source 2:" labels.
 CITATION = re.compile(r"\[(\d+)\]|\bSource (\d+)\b")
-
-
-class StreamedAnswer:
-    """The answer on the page while the model writes it (engines/answers/streaming.py); the checked answer replaces it."""
-
-    def __init__(self) -> None:
-        self.rows_slot, self.slot, self.text = st.empty(), st.empty(), ""
-
-    def begin(self) -> None:
-        self.text = ""
-
-    def token(self, delta: str) -> None:
-        self.text += delta
-        self.slot.markdown(self.text + " ▌")
-
-    def withdraw(self, message: str) -> None:
-        self.slot.warning(message)
-
-    def rows(self, sql: str, columns: list[str], rows: list[tuple]) -> None:
-        with self.rows_slot.container():
-            st.code(sql, language="sql")
-            st.dataframe(pd.DataFrame(rows, columns=columns or None), use_container_width=True)
-
-    def clear(self) -> None:
-        """The checked answer and its trace take the streamed text's place."""
-        self.rows_slot.empty()
-        self.slot.empty()
 
 
 def settings_sidebar(current: Settings) -> None:
@@ -227,12 +202,71 @@ def asked_as(trace: Trace) -> None:
         st.caption(f"Taken as a follow-up ({conversation.follow_up}): {how}.")
 
 
+def show_answer(index: int, trace: Trace) -> None:
+    if trace.conversation and trace.conversation.cancelled:
+        st.caption("Cancelled before it was answered.")
+        return
+    asked_as(trace)
+    st.write(trace.answer)
+    show_trace(index, trace)
+
+
 def show_turn(index: int, trace: Trace) -> None:
     st.chat_message("user").write(trace.question)
     with st.chat_message("assistant"):
-        asked_as(trace)
-        st.write(trace.answer)
-        show_trace(index, trace)
+        show_answer(index, trace)
+
+
+def conversation_for_question(current: str | None) -> str:
+    """The conversation a question sent now joins: the open one, or one made now (and put in the address), so a
+    second question sent before the first is answered follows it in the same conversation."""
+    if current:
+        return current
+    try:
+        current = chat.store.create()
+    except ConversationStoreError:  # the answer says the history could not be used; the question still goes
+        current = uuid.uuid4().hex[:12]
+    st.query_params["c"] = st.session_state.conversation = current
+    return current
+
+
+def show_streamed(slot, job: Job) -> None:
+    """What the model has written of `job` so far: the SQL path's rows first, then the text."""
+    with slot.container():
+        if job.ran:
+            sql, columns, rows = job.ran
+            st.code(sql, language="sql")
+            st.dataframe(pd.DataFrame(rows, columns=columns or None), use_container_width=True)
+        if job.text:
+            st.markdown(job.text + " ▌")
+
+
+def show_jobs(jobs: list[Job], first_index: int) -> None:
+    """Questions sent and not yet saved: each shown at once (a waiting one can be cancelled), then waited on in
+    the order sent, its answer drawn as it is written. A new question from this tab stops this run, not the jobs."""
+    drawn = []
+    for job in jobs:
+        st.chat_message("user").write(job.question)
+        box = st.chat_message("assistant")
+        with box:
+            status, slot = st.empty(), st.empty()
+            if job.state is JobState.WAITING and st.button("Cancel this question", key=f"cancel-{id(job)}", icon=":material/close:"):
+                queue.cancel(job, chat)
+        drawn.append((job, box, status, slot))
+    for n, (job, box, status, slot) in enumerate(drawn):
+        shown = None
+        while not job.finished.wait(0.25):
+            status.info("Waiting in line: answered after the questions sent before it." if job.state is JobState.WAITING else "Routing and answering…")
+            if (now := (len(job.text), job.ran is not None)) != shown:
+                show_streamed(slot, job)
+                shown = now
+        status.empty()
+        slot.empty()
+        with box:
+            if job.state is JobState.FAILED:
+                st.error(job.error)
+            else:
+                show_answer(first_index + n, job.trace)
 
 
 def open_conversation(conversation_id: str | None) -> None:
@@ -298,6 +332,7 @@ try:
     _, _, lock = load_models()
     router = load_router(st.session_state.get("overrides", ()), sources_stamp(Settings()))
     chat = load_chat(router)
+    queue = load_queue()
 except USER_ERRORS as err:
     st.error(str(err))
     st.stop()
@@ -327,20 +362,11 @@ for index, trace in enumerate(turns):
 
 clicked = start_page(example_questions(router.tools)) if not turns else None
 if question := st.chat_input("Ask a question…") or clicked:
-    st.chat_message("user").write(question)
-    with st.chat_message("assistant"):
-        streamed = StreamedAnswer()
-        try:
-            if lock.locked():
-                st.info("Another question is being answered; yours is waiting in line.")
-            with lock, st.spinner("Routing and answering…"):
-                trace = chat.ask(question, conversation_id, listener=streamed)
-        except (QuestionError, *USER_ERRORS) as err:
-            st.error(str(err))
-        else:
-            streamed.clear()
-            asked_as(trace)
-            st.write(trace.answer)
-            show_trace(len(turns), trace)
-            if trace.conversation and trace.conversation.id != conversation_id:
-                st.query_params["c"] = st.session_state.conversation = trace.conversation.id
+    try:
+        text = check_question(question, router.settings.max_question_chars)
+    except QuestionError as err:
+        st.error(str(err))
+    else:
+        conversation_id = conversation_for_question(conversation_id)
+        queue.submit(chat, conversation_id, text, USER_ERRORS)
+show_jobs(queue.unsaved(conversation_id, len(turns)), len(turns))

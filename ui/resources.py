@@ -16,6 +16,7 @@ from engines.routing.router import RagRouter
 from engines.settings import Settings
 from tools.build import build_router
 from tools.chat import Chat, build_chat, condense_llm
+from tools.question_queue import QuestionQueue
 
 
 class Unqueued(nullcontext):
@@ -59,3 +60,10 @@ def load_condense_llm() -> LLM:
 def load_chat(router: RagRouter) -> Chat:
     """The router with the conversation store and the condense step (cheap: the store opens per question)."""
     return build_chat(router, load_condense_llm)
+
+
+@st.cache_resource(show_spinner=False)
+def load_queue() -> QuestionQueue:
+    """The questions sent from every tab, answered in order per conversation, one at a time on the local model."""
+    _, _, lock = load_models()
+    return QuestionQueue(lock)

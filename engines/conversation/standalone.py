@@ -7,9 +7,15 @@ first question or a new topic costs no model call. Written by hand: no library d
 
 from __future__ import annotations
 
+import logging
 import re
 
+import jieba
+from jieba import posseg
+
 from engines.language import has_chinese
+
+jieba.setLogLevel(logging.WARNING)  # it logs its dictionary loading at DEBUG to the root handler otherwise
 
 # Words that point back to something named earlier. "that" counts only at the end ("Why is that?"): inside a
 # question it opens a relative clause ("customers that are older") far more often; "this" not before a time ("this year").
@@ -29,9 +35,30 @@ FOLLOW_UP_OPENINGS = re.compile(
     r"sort|order|group|show only|list only|now only|now sort|now show|now list|how many of|which of|what else)\b",
     re.I,
 )
+# Chinese marks, each a way of leaning on the turn before: a closing 呢 or an opening 那/还有/其中/按; a pronoun,
+# plural or singular (他 but not 其他 "other" or 吉他 "guitar"; 它 but not 其它); a demonstrative with a
+# classifier or noun (这位, 这座, 该公司, 此人: not 应该 "should", 因此 "therefore", 此外 "besides"); 其 "its" where
+# it opens a clause (not inside 土耳其 or 马其顿); 以上 "the above" (not "30岁以上", over 30); a bare count
+# ("有多少个？").
 CHINESE_MARKS = re.compile(
-    r"呢[？?]?$|^(那|还有|再|只|另外|同样|其中|按)|他们|她们|它们|它|这些|那些|上述|以上|前面|刚才|其|该|这个|那个|分别|按.{0,8}(统计|排序|分组|排列)"
+    r"呢[？?]?$|^(那|还有|再|只|另外|同样|其中|按)|按.{0,8}(统计|排序|分组|排列)"
+    r"|(?<![其吉])他|她|(?<!其)它"
+    r"|[这那](些|位|个|座|家|条|所|场|部|款|种|支|项|本|首|名|只|件|段|样)"
+    r"|(?<!应)该(?=[\u4e00-\u9fff])|(?<![因如彼从由])此(?![外])"
+    r"|(?:^|[，,、：])其(?![他它实次])|其余"
+    r"|上述|(?<![\d十百千万岁年个])以上|前面|刚才"
+    r"|^(一共|总共)?有?多少[个只家种位条所次]?[？?。]?$"
 )
+# Ellipsis: a question that opens on its predicate, its subject left out ("分布在什么地区？", "是由哪两个公司开发的？").
+# jieba (Milvus Lite's Chinese analyzer, installed with it) tags the first word; a verb, adverb or preposition
+# opens such a question, except a command ("显示…", "列出…"), a superlative ("最年轻的…"), "有" ("有哪些…") or
+# a clause that ends in 的 before the question word: it names its own subject ("到达APG机场的航班的航班号是什么？").
+# A one-character "verb" is most often the first character of a name jieba does not know ("祭遵", "派西·卫斯理"),
+# so only the one-character words that open predicates count.
+ELLIPSIS_OPENING_TAGS = ("v", "vn", "vd", "d", "p")
+ONE_CHARACTER_OPENINGS = frozenset("是由被又也还都曾共")
+OWN_SUBJECT = re.compile(r"^[^什哪谁几怎如吗]*的")
+NOT_ELLIPSIS = re.compile(r"^(显示|列出|给出|找出|返回|告诉|求|统计|计算|查询|查找|列举|给|请|帮|比较|最|有|你|我)")
 MIN_WORDS = 4  # fewer English words than this rarely make a question of their own ("In Asia?", "Beijing?")
 MIN_CHINESE_CHARS = 6
 
@@ -42,6 +69,8 @@ def follow_up_mark(question: str) -> str | None:
     if has_chinese(text):
         if match := CHINESE_MARKS.search(text):
             return f"it says '{match.group(0)}'"
+        if opening := _predicate_opening(text):
+            return f"it opens on '{opening}' with no subject"
         if len(re.sub(r"\W", "", text)) < MIN_CHINESE_CHARS:
             return "it is too short to stand alone"
         return None
@@ -53,3 +82,13 @@ def follow_up_mark(question: str) -> str | None:
     if len(re.findall(r"\w+", text)) < MIN_WORDS:
         return "it is too short to stand alone"
     return None
+
+
+def _predicate_opening(text: str) -> str | None:
+    """The first word of a Chinese question when it is a verb, adverb or preposition (the subject left out)."""
+    if NOT_ELLIPSIS.match(text) or OWN_SUBJECT.search(text):
+        return None
+    first = next(iter(posseg.cut(text)), None)
+    if first is None or first.flag not in ELLIPSIS_OPENING_TAGS:
+        return None
+    return first.word if len(first.word) > 1 or first.word in ONE_CHARACTER_OPENINGS else None
