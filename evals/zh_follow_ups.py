@@ -196,7 +196,11 @@ def zh_singles(eval_dir: Path, split: str) -> list[dict]:
 
 def main() -> None:
     for split in ("dev", "test"):
-        for name, items in (("zh-docs", cmrc_pairs(EVAL_DIR, split)), ("zh-sql", zh_sql_dialogues(EVAL_DIR, split)), ("zh-single", zh_singles(EVAL_DIR, split))):
+        for name, items in (
+            ("zh-docs", cmrc_pairs(EVAL_DIR, split)),
+            ("zh-sql", zh_sql_dialogues(EVAL_DIR, split)),
+            ("zh-single", zh_singles(EVAL_DIR, split)),
+        ):
             if not items:
                 continue
             path = QUESTIONS_DIR / f"chat-{name}.{split}.jsonl"

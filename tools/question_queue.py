@@ -135,4 +135,3 @@ def _saved_by(job: Job, saved_turns: int) -> bool:
     """Whether the store, when it held `saved_turns` turns, already held this job's turn."""
     conversation = job.trace.conversation if job.trace else None
     return conversation is not None and conversation.turn <= saved_turns
-

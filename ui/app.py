@@ -256,7 +256,9 @@ def show_jobs(jobs: list[Job], first_index: int) -> None:
     for n, (job, box, status, slot) in enumerate(drawn):
         shown = None
         while not job.finished.wait(0.25):
-            status.info("Waiting in line: answered after the questions sent before it." if job.state is JobState.WAITING else "Routing and answering…")
+            status.info(
+                "Waiting in line: answered after the questions sent before it." if job.state is JobState.WAITING else "Routing and answering…"
+            )
             if (now := (len(job.text), job.ran is not None)) != shown:
                 show_streamed(slot, job)
                 shown = now

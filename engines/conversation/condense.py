@@ -36,6 +36,8 @@ CONDENSE = PromptTemplate(
     "Last question: 工作五年以后呢？\nRewritten: 员工工作五年以后每年有几天年假？\n\n"
     "Conversation:\nuser: Which airlines fly from APG?\nassistant: (from flights, SQL: SELECT airline FROM flights WHERE source = 'APG')\n"
     "Last question: 它们来自哪个国家？\nRewritten: 从APG出发的航空公司来自哪个国家？\n\n"
+    "Conversation:\nuser: What is the weather in Paris today?\nassistant: (from web, no answer)\n"
+    "Last question: And for London?\nRewritten: What is the weather in London today?\n\n"
     "Conversation:\nuser: How many singers are there?\nassistant: (from concerts, SQL: SELECT count(*) FROM singer) 6\n"
     "Last question: Now tell me about the weather in Berlin.\nRewritten: Now tell me about the weather in Berlin.\n\n"
     "Conversation:\n{chat_history}\nLast question: {question}\nRewritten:"
@@ -65,7 +67,9 @@ def turn_messages(turns: list[Trace]) -> list[ChatMessage]:
     for turn in turns:
         used = turn.route.chosen if turn.route else "no source"
         sql = f", SQL: {turn.sql}" if turn.sql else ""
-        answer = " ".join(turn.answer.split())[:200]
+        # A turn with no answer still says what was asked; its refusal text would only distract the rewrite.
+        answer = "" if turn.web_unavailable or turn.declined else " ".join(turn.answer.split())[:200]
+        used += "" if answer or turn.sql else ", no answer"
         messages += [
             ChatMessage(role="user", content=turn.standalone_question or turn.question),
             ChatMessage(role="assistant", content=f"(from {used}{sql}) {answer}".strip()),
@@ -106,7 +110,9 @@ class Condenser:
         refused = self._refusal(rewrite, question, turns)
         if refused:
             return Condensed(question, mark, False, dropped, 1, f"The condensed question was not used: {refused}.")
-        return Condensed(rewrite, mark, rewrite != question, dropped, 1)
+        if rewrite == question:
+            return Condensed(question, mark, False, dropped, 1, "The condense step left the follow-up as it was: the model wrote it back unchanged.")
+        return Condensed(rewrite, mark, True, dropped, 1)
 
     @staticmethod
     def _refusal(rewrite: str, question: str, turns: list[Trace]) -> str | None:

@@ -74,3 +74,22 @@ def test_a_history_longer_than_the_budget_keeps_the_newest_turns_and_counts_the_
     result = condenser.condense("What about Tokyo?", turns)
     assert result.dropped_turns > 0 and result.question.endswith("Tokyo are older than 30?")
     assert "Question number 0 " not in llm.prompts[0] and "How many customers are older than 30?" in llm.prompts[0]
+
+
+def test_a_follow_up_to_an_unanswered_web_search_shows_the_question_not_the_refusal() -> None:
+    condenser, llm = _condenser("What is the weather in Munich today?")
+    unanswered = Trace(
+        question="What is the weather in Berlin today?",
+        route=RouteRecord(chosen="web", candidates=[], reason="", selector="embedding"),
+        answer="Web search (duckduckgo) is unavailable, so this question cannot be answered from the web right now.",
+        web_unavailable=True,
+    )
+    result = condenser.condense("And for Munich?", [unanswered])
+    assert result.question == "What is the weather in Munich today?" and result.rewritten
+    assert "(from web, no answer)" in llm.prompts[0] and "unavailable" not in llm.prompts[0].split("Conversation:")[-1]
+
+
+def test_a_follow_up_written_back_unchanged_says_so_in_a_note() -> None:
+    condenser, _ = _condenser("What about Beijing?")
+    result = condenser.condense("What about Beijing?", [_turn("How many customers are older than 30?")])
+    assert not result.rewritten and "wrote it back unchanged" in result.note
