@@ -1,11 +1,17 @@
 """Chat suite: follow-up questions in conversations.
 
-SParC and CoSQL (split by database, as Spider): every turn's SQL scored by execution as the SQL suite scores it;
-ours (the cheap check, the condense step, the SQL prompt that sees the previous query) beside each turn asked
-alone with our SQL path, and beside LlamaIndex's stock CondenseQuestionChatEngine over the stock
-NLSQLTableQueryEngine, on the same model. TREC CAsT (2020 dev, 2021 test): how often our standalone question
-retrieves the turn's canonical passage, beside the raw utterance (the floor) and the people's rewrite (the
-ceiling); 2020 carries no passages, so its dev run measures the check and the rewrites only.
+SParC, CoSQL (split by database, as Spider) and their Chinese translations (`zh-sql`): every turn's SQL scored by
+execution on the turn's own database as the SQL suite scores it; ours (the cheap check, the condense step, the SQL
+prompt that sees the previous query) beside each turn asked alone with our SQL path, and beside LlamaIndex's stock
+CondenseQuestionChatEngine over the stock NLSQLTableQueryEngine, on the same model. Chinese CMRC2018 follow-ups
+(`zh-docs`, evals/zh_follow_ups.py): does the answer contain the gold span, ours beside the follow-up asked alone
+and the stock CondenseQuestionChatEngine over the same documents path. Every turn of ours is also routed over all
+the reference sources as the product routes it (a follow-up keeps its source by the router's rule), to count the
+follow-ups that stay on the right source; the margin-only rule of the first conversations round is scored on the
+same routes. TREC CAsT (2020 dev, 2021 test): how often our standalone question retrieves the turn's canonical
+passage, beside the raw utterance (the floor) and the people's rewrite (the ceiling); 2020 carries no passages, so
+its dev run measures the check and the rewrites only. The follow-up check alone (no model) is scored on every set
+of evals/follow_up_detection.py.
 """
 
 from __future__ import annotations
@@ -15,7 +21,9 @@ from collections.abc import Callable
 
 import numpy as np
 from llama_index.core import SQLDatabase
+from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.chat_engine import CondenseQuestionChatEngine
+from llama_index.core.llms import ChatMessage
 from llama_index.core.query_engine import NLSQLTableQueryEngine
 
 from engines.conversation.condense import Condensed, Condenser
@@ -23,7 +31,8 @@ from engines.conversation.previous import following
 from engines.routing.router import RagRouter
 from engines.sql.engine import TextToSQLQueryEngine, engine_limits
 from engines.trace import RouteRecord, SqlAttempt, Trace
-from evals.metrics import latency
+from evals.follow_up_detection import detection_rates, detection_table
+from evals.metrics import contains_answer, latency
 from evals.report import Report, latency_histogram
 from evals.runlog import RunLog
 from evals.sql_suite import execute, score
@@ -32,6 +41,7 @@ from tools.chat import condense_llm, previous_of
 OURS = "ragrouter"
 ALONE = "each turn asked alone"
 STOCK = "stock CondenseQuestionChatEngine"
+SQL_SETS = ("sparc", "cosql", "zh-sql")
 CAST_SYSTEMS = ("raw utterance", "ragrouter", "manual rewrite")
 CAST_TOP_K = 10
 
@@ -65,13 +75,27 @@ def _condense(condenser: Condenser, question: str, history: list[Trace]) -> tupl
     return condensed, record
 
 
-def _ours(engine: TextToSQLQueryEngine, condenser: Condenser, item: dict) -> dict:
-    """Each turn condensed over the turns before it (as the product keeps them), then answered with the previous
-    query in view when the check marks it a follow-up."""
+def _routes(router: RagRouter, condensed: Condensed, routed_before: str | None) -> dict:
+    """Where the product sends the turn over all sources (a follow-up of a turn routed to `routed_before` keeps it by
+    the router's rule), and where the first round's rule (kept unless another scores over the margin) sent it."""
+    route = router.route(condensed.question)
+    if not (condensed.mark and routed_before):
+        return {"routed": route.chosen, "routed_margin_only": route.chosen}
+    scores = {c.name: c.score for c in route.candidates}
+    margin_only = route.chosen if scores[route.chosen] - scores[routed_before] > router.settings.follow_up_keep_margin else routed_before
+    return {"routed": router.keep_previous(route, routed_before, condensed.question).chosen, "routed_margin_only": margin_only}
+
+
+def _ours(router: RagRouter, engine: TextToSQLQueryEngine, condenser: Condenser, item: dict) -> dict:
+    """Each turn condensed over the turns before it (as the product keeps them), routed over all sources, then
+    answered on the turn's own database with the previous query in view when the check marks it a follow-up."""
     history: list[Trace] = []
     turns = []
+    routed = None
     for turn in item["turns"]:
         condensed, record = _condense(condenser, turn["utterance"], history)
+        routes = _routes(router, condensed, routed)
+        routed = routes["routed"]
         previous = previous_of(history[-1]) if history and condensed.mark else None  # what the product passes (tools/chat.py)
         with following(previous):
             metadata, ms = _timed(lambda q=condensed.question: engine.query(q).metadata)
@@ -79,7 +103,7 @@ def _ours(engine: TextToSQLQueryEngine, condenser: Condenser, item: dict) -> dic
         route = RouteRecord(chosen=item["db"], candidates=[], reason="", selector="eval")
         attempts = [SqlAttempt(**a) for a in metadata.get("attempts", [])]
         history.append(Trace(question=turn["utterance"], standalone_question=condensed.question, route=route, sql=sql, sql_attempts=attempts))
-        turns.append({"sql": sql, "ms": round(ms + record["condense_ms"], 1), **record})
+        turns.append({"sql": sql, "ms": round(ms + record["condense_ms"], 1), **record, **routes})
     return {"turns": turns}
 
 
@@ -144,7 +168,8 @@ def _condense_cost(records: list[dict]) -> dict:
     }
 
 
-def _run_sql(router: RagRouter, items: list[dict], report: Report, log: RunLog, condenser: Condenser) -> dict[str, dict]:
+def _run_sql(router: RagRouter, items: list[dict], report: Report, log: RunLog, condenser: Condenser) -> dict[str, list[dict]]:
+    """Every SQL dialogue through the three systems; the records of each, in the order of `items`."""
     tools = {t.source.name: t for t in router.tools}
     settings = router.settings
     limits = {**engine_limits(settings), "write_answer": False}
@@ -159,16 +184,105 @@ def _run_sql(router: RagRouter, items: list[dict], report: Report, log: RunLog, 
 
     keyed = [(i["key"], i) for i in items]
     logged = {
-        OURS: log.run(OURS, keyed, lambda i: _ours(ours[i["db"]], condenser, i)),
+        OURS: log.run(OURS, keyed, lambda i: _ours(router, ours[i["db"]], condenser, i)),
         ALONE: log.run(ALONE, keyed, lambda i: _alone(ours[i["db"]], i)),
         STOCK: log.run(STOCK, keyed, lambda i: _stock(stock(i["db"]), i)),
     }
-    summaries = _score_sql(router, items, logged)
-    summaries[OURS]["condense"] = _condense_cost(logged[OURS])
     latency_histogram(
         report, "chat_sql_latency.png", {n: [t["ms"] for r in rs for t in r["turns"][1:]] for n, rs in logged.items()}, "follow-up -> SQL -> rows"
     )
+    return logged
+
+
+def _sql_summaries(router: RagRouter, items: list[dict], log: RunLog) -> dict[str, dict]:
+    """The three systems scored on `items` (already run), with ours' condense cost."""
+    records = {s: [log.records[(s, i["key"])] for i in items] for s in (OURS, ALONE, STOCK)}
+    summaries = _score_sql(router, items, records)
+    summaries[OURS]["condense"] = _condense_cost(records[OURS])
     return summaries
+
+
+def _docs_answer(engine: BaseQueryEngine, question: str) -> dict:
+    def ask() -> dict:
+        return {"answer": str(engine.query(question).response or "")}
+
+    result, ms = _timed(ask)
+    return {"answer": result.get("answer", ""), "ms": ms}
+
+
+def _docs_first(router: RagRouter, engine: BaseQueryEngine, item: dict) -> dict:
+    """The first turn, answered once on the pair's collection and routed over all sources: every system's history."""
+    first = item["turns"][0]["utterance"]
+    return {**_docs_answer(engine, first), "routed": router.route(first).chosen}
+
+
+def _docs_history(item: dict, first: dict) -> list[Trace]:
+    question = item["turns"][0]["utterance"]
+    route = RouteRecord(chosen=item["source"], candidates=[], reason="", selector="eval")
+    return [Trace(question=question, standalone_question=question, route=route, answer=first["answer"])]
+
+
+def _docs_ours(router: RagRouter, engine: BaseQueryEngine, condenser: Condenser, item: dict, first: dict) -> dict:
+    condensed, record = _condense(condenser, item["turns"][1]["utterance"], _docs_history(item, first))
+    answered = _docs_answer(engine, condensed.question)
+    return {**answered, "ms": round(answered["ms"] + record["condense_ms"], 1), **record, **_routes(router, condensed, first["routed"])}
+
+
+def _docs_stock(router: RagRouter, engine: BaseQueryEngine, item: dict, first: dict) -> dict:
+    """LlamaIndex's CondenseQuestionChatEngine (its own condense prompt, every follow-up rewritten) over the same
+    documents path, with the same first turn in its history."""
+    chat = CondenseQuestionChatEngine.from_defaults(query_engine=engine, llm=router.llm)
+    history = [ChatMessage(role="user", content=item["turns"][0]["utterance"]), ChatMessage(role="assistant", content=first["answer"])]
+    result, ms = _timed(lambda: {"answer": str(chat.chat(item["turns"][1]["utterance"], chat_history=history).response or "")})
+    return {"answer": result.get("answer", ""), "ms": ms}
+
+
+def _run_docs(router: RagRouter, items: list[dict], report: Report, log: RunLog, condenser: Condenser) -> dict[str, dict]:
+    """Chinese documents follow-ups: the gold span in the answer, ours beside the follow-up alone and the stock engine."""
+    engines = {name: router.tool(name).tool.query_engine for name in {i["source"] for i in items}}
+    keyed = [(i["key"], i) for i in items]
+    firsts = dict(zip((i["key"] for i in items), log.run("zh-docs first turn", keyed, lambda i: _docs_first(router, engines[i["source"]], i))))
+    logged = {
+        OURS: log.run(OURS, keyed, lambda i: _docs_ours(router, engines[i["source"]], condenser, i, firsts[i["key"]])),
+        ALONE: log.run(ALONE, keyed, lambda i: _docs_answer(engines[i["source"]], i["turns"][1]["utterance"])),
+        STOCK: log.run(STOCK, keyed, lambda i: _docs_stock(router, engines[i["source"]], i, firsts[i["key"]])),
+    }
+    summaries = {}
+    for name, records in logged.items():
+        right = [contains_answer(r["answer"], i["turns"][1]["answers"]) for i, r in zip(items, records)]
+        summaries[name] = {
+            "follow_up_answer_contains_gold": round(float(np.mean(right)), 4),
+            "follow_ups": len(right),
+            **{f"follow_up_{k}": v for k, v in latency(r["ms"] for r in records).items()},
+        }
+    summaries[OURS]["by_pointer"] = {
+        pointer: round(
+            float(np.mean([contains_answer(r["answer"], i["turns"][1]["answers"]) for i, r in zip(items, logged[OURS]) if i["pointer"] == pointer])),
+            4,
+        )
+        for pointer in sorted({i["pointer"] for i in items})
+    }
+    summaries[OURS]["condense"] = _condense_cost([{"turns": [{"mark": None}, r]} for r in logged[OURS]])
+    return summaries
+
+
+def _stay_rates(items: list[dict], records: list[dict], gold_source: Callable[[dict], str]) -> dict:
+    """Share of follow-ups (turns after the first) routed to the right source, by the router's rule and by the
+    margin-only rule, over the follow-ups the check marked and over all."""
+    turns = [(gold_source(i), t) for i, r in zip(items, records) for t in r["turns"][1:]]
+    marked = [(g, t) for g, t in turns if t["mark"]]
+
+    def share(pairs: list, key: str) -> float | None:
+        return round(float(np.mean([t[key] == g for g, t in pairs])), 4) if pairs else None
+
+    return {
+        "follow_ups": len(turns),
+        "marked": len(marked),
+        "right_source": share(turns, "routed"),
+        "right_source_margin_only": share(turns, "routed_margin_only"),
+        "right_source_when_marked": share(marked, "routed"),
+        "right_source_when_marked_margin_only": share(marked, "routed_margin_only"),
+    }
 
 
 def _retrieve_hits(router: RagRouter, passages: list[str], queries: list[str]) -> np.ndarray:
@@ -216,42 +330,106 @@ def _run_cast(router: RagRouter, topics: list[dict], report: Report, log: RunLog
     return summary
 
 
+def _sql_section(title: str, summaries: dict[str, dict]) -> str:
+    alone = summaries[ALONE]
+    return (
+        f"## {title}\n\n| system | follow-up EX | interaction match | first-turn EX | follow-up median ms | p95 ms |\n|---|---|---|---|---|---|\n"
+        + "\n".join(
+            f"| {n} | {s['follow_up_execution_accuracy']:.1%} | {s['interaction_match']:.1%} | {s['first_turn_execution_accuracy']:.1%} | "
+            f"{s['follow_up_median_ms']:,.0f} | {s['follow_up_p95_ms']:,.0f} |"
+            for n, s in summaries.items()
+        )
+        + f"\n\n{summaries[OURS]['follow_ups']} follow-up turns. Each turn asked alone with our SQL path: {alone['follow_up_execution_accuracy']:.1%}."
+        + _cost_line(summaries[OURS]["condense"])
+    )
+
+
+def _cost_line(cost: dict) -> str:
+    return (
+        f" The cheap check left {cost['check_left_as_asked']:.1%} of follow-ups as asked (no model call); "
+        f"{cost['rewritten']:.1%} were rewritten; {cost['condense_calls_per_follow_up']:.2f} model calls per follow-up; "
+        f"median {cost['condense_median_ms']:,.0f} ms per follow-up ({cost['condense_median_ms_when_called']:,.0f} ms when the model was called)."
+    )
+
+
+def _docs_section(summaries: dict[str, dict]) -> str:
+    ours = summaries[OURS]
+    return (
+        "## Chinese follow-ups on CMRC2018 paragraphs\n\n| system | answer contains the gold span | follow-up median ms | p95 ms |\n|---|---|---|---|\n"
+        + "\n".join(
+            f"| {n} | {s['follow_up_answer_contains_gold']:.1%} | {s['follow_up_median_ms']:,.0f} | {s['follow_up_p95_ms']:,.0f} |"
+            for n, s in summaries.items()
+        )
+        + f"\n\n{ours['follow_ups']} follow-ups, each the second question of a pair on one paragraph. Ours by how the follow-up points back: "
+        + ", ".join(f"{p} {v:.1%}" for p, v in ours["by_pointer"].items())
+        + "."
+        + _cost_line(ours["condense"])
+    )
+
+
+def _stay_section(stays: dict[str, dict]) -> str:
+    def pct(value: float | None) -> str:
+        return "–" if value is None else f"{value:.1%}"
+
+    rows = [
+        f"| {name} | {s['follow_ups']} | {pct(s['right_source'])} | {pct(s['right_source_margin_only'])} | {s['marked']} | "
+        f"{pct(s['right_source_when_marked'])} | {pct(s['right_source_when_marked_margin_only'])} |"
+        for name, s in stays.items()
+    ]
+    return (
+        "## Follow-ups on the right source, over all the reference sources\n\nEvery turn of ours routed as the product routes it; "
+        "a follow-up the check marks keeps the previous turn's source by the router's rule (a database is left only for one that "
+        "has a table, column or value the question names and the previous lacks), or by the first round's margin-only rule on the same scores.\n\n"
+        "| set | follow-ups | right source | margin-only rule | marked | right when marked | margin-only, marked |\n|---|---|---|---|---|---|---|\n"
+        + "\n".join(rows)
+    )
+
+
 def run_chat_suite(router: RagRouter, items: list[dict], report: Report, log: RunLog) -> None:
     condenser = Condenser(lambda: condense_llm(router.settings, router.llm), router.settings.history_tokens)
-    sql_items = [i for i in items if i["set"] in ("sparc", "cosql")]
+    sql_items = [i for i in items if i["set"] in SQL_SETS]
+    docs = [i for i in items if i["set"] == "zh-docs"]
     cast = [i for i in items if i["set"] == "cast"]
-    summaries = _run_sql(router, sql_items, report, log, condenser) if sql_items else {}
+    if sql_items:
+        _run_sql(router, sql_items, report, log, condenser)
+    english = [i for i in sql_items if i["set"] != "zh-sql"]
+    chinese = [i for i in sql_items if i["set"] == "zh-sql"]
+    summaries = _sql_summaries(router, english, log) if english else {}
+    zh_summaries = _sql_summaries(router, chinese, log) if chinese else {}
+    docs_summaries = _run_docs(router, docs, report, log, condenser) if docs else {}
     cast_summary = _run_cast(router, cast, report, log, condenser) if cast else {}
-    by_set = {}
-    for name in ("sparc", "cosql"):
-        subset = [i for i in sql_items if i["set"] == name]
-        if subset:
-            records = {s: [log.records[(s, i["key"])] for i in subset] for s in (OURS, ALONE, STOCK)}
-            by_set[name] = _score_sql(router, subset, records)
+    by_set = {name: _sql_summaries(router, subset, log) for name in SQL_SETS if (subset := [i for i in sql_items if i["set"] == name])}
+    stays = {
+        name: _stay_rates(subset, [log.records[(OURS, i["key"])] for i in subset], lambda i: i["db"])
+        for name in SQL_SETS
+        if (subset := [i for i in sql_items if i["set"] == name])
+    }
+    if docs:
+        stays["zh-docs"] = _stay_rates(docs, [{"turns": [{}, log.records[(OURS, i["key"])]]} for i in docs], lambda i: i["source"])
     headline = ("follow_up_execution_accuracy", "interaction_match", "first_turn_execution_accuracy", "follow_up_median_ms", "follow_up_p95_ms")
+    if lead := summaries or zh_summaries:
+        report.headline({k: lead[OURS][k] for k in headline}, {k: lead[STOCK][k] for k in headline}, STOCK)
+    elif docs_summaries:
+        keys = ("follow_up_answer_contains_gold", "follow_up_median_ms", "follow_up_p95_ms")
+        report.headline({k: docs_summaries[OURS][k] for k in keys}, {k: docs_summaries[STOCK][k] for k in keys}, STOCK)
     if summaries:
-        report.headline({k: summaries[OURS][k] for k in headline}, {k: summaries[STOCK][k] for k in headline}, STOCK)
-        alone = summaries[ALONE]
+        report.section(_sql_section("Follow-ups on SParC and CoSQL", summaries))
+    if zh_summaries:
+        report.section(_sql_section("Chinese SQL follow-ups (SParC and CoSQL translated)", zh_summaries))
+    for name, per in by_set.items():
         report.section(
-            "## Follow-ups on SParC and CoSQL\n\n| system | follow-up EX | interaction match | first-turn EX | follow-up median ms | p95 ms |\n|---|---|---|---|---|---|\n"
-            + "\n".join(
-                f"| {n} | {s['follow_up_execution_accuracy']:.1%} | {s['interaction_match']:.1%} | {s['first_turn_execution_accuracy']:.1%} | "
-                f"{s['follow_up_median_ms']:,.0f} | {s['follow_up_p95_ms']:,.0f} |"
-                for n, s in summaries.items()
-            )
-            + f"\n\n{summaries[OURS]['follow_ups']} follow-up turns. Each turn asked alone with our SQL path: {alone['follow_up_execution_accuracy']:.1%}."
+            f"### {name}\n\n"
+            + "\n".join(f"- {n}: follow-up EX {s['follow_up_execution_accuracy']:.1%} over {s['follow_ups']}" for n, s in per.items())
         )
-        for name, per in by_set.items():
-            report.section(
-                f"### {name}\n\n"
-                + "\n".join(f"- {n}: follow-up EX {s['follow_up_execution_accuracy']:.1%} over {s['follow_ups']}" for n, s in per.items())
-            )
-        cost = summaries[OURS]["condense"]
-        report.section(
-            f"## The condense step's cost\n\nThe cheap check left {cost['check_left_as_asked']:.1%} of follow-ups as asked (no model call); "
-            f"{cost['rewritten']:.1%} were rewritten; {cost['condense_calls_per_follow_up']:.2f} model calls per follow-up; "
-            f"median {cost['condense_median_ms']:,.0f} ms per follow-up ({cost['condense_median_ms_when_called']:,.0f} ms when the model was called)."
-        )
+    if docs_summaries:
+        report.section(_docs_section(docs_summaries))
+    if stays:
+        report.section(_stay_section(stays))
+    detection = detection_rates(report.split)
+    report.section(
+        "## The follow-up check alone (no model)\n\nRecall on follow-ups, and the share of single questions it marks (each costs a "
+        "condense call inside a conversation), on the split's whole sets (`python -m evals.follow_up_detection`).\n\n" + detection_table(detection)
+    )
     if cast_summary:
         rows = [
             f"| {n} | {cast_summary[n]['hit_at_1']:.1%} | {cast_summary[n]['hit_at_10']:.1%} | {cast_summary[n]['mrr_at_10']:.3f} |"
@@ -271,5 +449,9 @@ def run_chat_suite(router: RagRouter, items: list[dict], report: Report, log: Ru
             + table
         )
     report.detail("systems", summaries)
+    report.detail("zh_sql", zh_summaries)
+    report.detail("zh_docs", docs_summaries)
     report.detail("by_set", by_set)
+    report.detail("stay_on_source", stays)
+    report.detail("detection", detection)
     report.detail("cast", cast_summary)

@@ -240,12 +240,16 @@ def _cast(eval_dir: Path, split: str) -> list[dict]:
 
 def chat_questions(eval_dir: Path, split: str) -> list[dict]:
     """Conversations: SParC and CoSQL interactions (follow-up SQL) and TREC CAsT topics (standalone rewrites), in a
-    fixed shuffled order so that a --limit takes many databases."""
+    fixed shuffled order so that a --limit takes many databases; then the Chinese SQL dialogues and CMRC2018 pairs
+    shipped in evals/questions/ (evals/zh_follow_ups.py), in their own order."""
     rng = random.Random(0)
     items = []
     for part in (_dialogues(eval_dir, "sparc", split), _dialogues(eval_dir, "cosql", split), _cast(eval_dir, split)):
         rng.shuffle(part)
         items += part
+    for name in ("zh-sql", "zh-docs"):
+        shipped = QUESTIONS_DIR / f"chat-{name}.{split}.jsonl"
+        items += read_jsonl(shipped) if shipped.is_file() else []
     return items
 
 

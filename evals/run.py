@@ -20,7 +20,7 @@ SUITE_SOURCES = {
     "sql": DATA_DIR / "eval-sql-sources.yaml",
     "retrieval": DATA_DIR / "eval-retrieval-sources.yaml",
     "answers": DATA_DIR / "eval-sources.yaml",
-    "chat": DATA_DIR / "eval-sql-sources.yaml",
+    "chat": DATA_DIR / "eval-sources.yaml",
     "metadata": DATA_DIR / "eval-metadata-sources.yaml",
 }
 

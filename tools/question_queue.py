@@ -27,7 +27,7 @@ class JobState(str, Enum):
     ANSWERING = "answering"
     DONE = "done"  # answered (and saved, when the store works)
     FAILED = "failed"  # refused or broke: `error` says why; nothing saved
-    CANCELLED = "cancelled"  # cancelled by the person while waiting; saved as a cancelled turn
+    CANCELLED = "cancelled"  # cancelled by the person while waiting; saved as a cancelled turn in its place
 
 
 @dataclass
@@ -41,11 +41,7 @@ class Job:
     ran: tuple[str, list[str], list[tuple]] | None = None  # the SQL path's query, columns and rows, once run
     trace: Trace | None = None
     error: str | None = None
-    finished: threading.Event = field(default_factory=threading.Event)
-
-    @property
-    def open(self) -> bool:
-        return self.state in (JobState.WAITING, JobState.ANSWERING)
+    finished: threading.Event = field(default_factory=threading.Event)  # answered, failed, or saved as cancelled
 
     def begin(self) -> None:
         self.text = ""
@@ -61,61 +57,67 @@ class Job:
 
 
 class QuestionQueue:
-    """The jobs of every conversation in this process. `model_lock` is held while a job is answered: the local
-    model answers one question at a time, across tabs and conversations."""
+    """The jobs of every conversation in this process, one thread per conversation with jobs to do. `model_lock`
+    is held while a job is answered: the local model answers one question at a time, across tabs and conversations."""
 
     def __init__(self, model_lock: AbstractContextManager) -> None:
         self.model_lock = model_lock
         self._jobs: dict[str, list[Job]] = {}
+        self._working: set[str] = set()  # conversations whose thread is running
         self._guard = threading.Lock()
 
     def submit(self, chat: Chat, conversation_id: str, question: str, user_errors: tuple[type[Exception], ...] = ()) -> Job:
-        """Queue `question` in `conversation_id` (which must exist in the store); its answer comes in order."""
+        """Queue `question` in `conversation_id`; it is answered after the conversation's earlier questions."""
         job = Job(question, conversation_id)
         with self._guard:
-            jobs = self._jobs.setdefault(conversation_id, [])
-            jobs.append(job)
-            start_worker = sum(j.open for j in jobs) == 1
-        if start_worker:
+            self._jobs.setdefault(conversation_id, []).append(job)
+            start = conversation_id not in self._working
+            self._working.add(conversation_id)
+        if start:
             threading.Thread(target=self._work, args=(chat, conversation_id, user_errors), daemon=True, name=f"answers-{conversation_id}").start()
         return job
 
     def unsaved(self, conversation_id: str | None, saved_turns: int) -> list[Job]:
-        """The conversation's jobs a page must show besides its saved turns: those still open, and those that
-        ended after the page read the store (a failed one once, so its error is seen)."""
+        """The conversation's jobs a page must show besides the `saved_turns` turns it read from the store: those
+        not finished, and those finished since (a failed one once, so its error is seen)."""
         if conversation_id is None:
             return []
         with self._guard:
             jobs = self._jobs.get(conversation_id, [])
-            shown = [j for j in jobs if j.open or not _saved_by(j, saved_turns)]
-            self._jobs[conversation_id] = [j for j in jobs if j.open or j.state is not JobState.FAILED and not _saved_by(j, saved_turns)]
+            shown = [j for j in jobs if not j.finished.is_set() or not _saved_by(j, saved_turns)]
+            kept = [j for j in shown if not (j.finished.is_set() and j.state is JobState.FAILED)]
+            self._jobs[conversation_id] = kept
             return shown
 
-    def cancel(self, job: Job, chat: Chat) -> bool:
-        """Cancel a job still waiting for its turn, saving it as a cancelled turn; False once it is being answered."""
+    def cancel(self, job: Job) -> bool:
+        """Cancel a job still waiting; it is saved as cancelled when its turn comes. False once it is being answered."""
         with self._guard:
             if job.state is not JobState.WAITING:
                 return False
             job.state = JobState.CANCELLED
-        job.trace = chat.save_cancelled(job.question, job.conversation_id)
-        job.finished.set()
-        return True
+            return True
 
     def _next(self, conversation_id: str) -> Job | None:
+        """The conversation's first unfinished job; None (and this conversation's thread ends) when there is none."""
         with self._guard:
-            for job in self._jobs.get(conversation_id, []):
-                if job.state is JobState.WAITING:
-                    return job
-        return None
+            job = next((j for j in self._jobs.get(conversation_id, []) if not j.finished.is_set()), None)
+            if job is None:
+                self._working.discard(conversation_id)
+            return job
 
     def _work(self, chat: Chat, conversation_id: str, user_errors: tuple[type[Exception], ...]) -> None:
         while (job := self._next(conversation_id)) is not None:
-            with self.model_lock:
-                with self._guard:
-                    if job.state is not JobState.WAITING:  # cancelled while this thread waited for the model
-                        continue
-                    job.state = JobState.ANSWERING
-                self._answer(chat, job, user_errors)
+            if job.state is JobState.WAITING:
+                with self.model_lock:
+                    with self._guard:
+                        started = job.state is JobState.WAITING  # not cancelled while this thread waited for the model
+                        if started:
+                            job.state = JobState.ANSWERING
+                    if started:
+                        self._answer(chat, job, user_errors)
+            if job.state is JobState.CANCELLED:
+                job.trace = chat.save_cancelled(job.question, job.conversation_id)
+                job.finished.set()
 
     @staticmethod
     def _answer(chat: Chat, job: Job, user_errors: tuple[type[Exception], ...]) -> None:

@@ -241,6 +241,13 @@ def show_streamed(slot, job: Job) -> None:
             st.markdown(job.text + " ▌")
 
 
+STATUS = {
+    JobState.WAITING: "Waiting in line: answered after the questions sent before it.",
+    JobState.ANSWERING: "Routing and answering…",
+    JobState.CANCELLED: "Cancelled: kept in the conversation as cancelled once the questions before it are answered.",
+}
+
+
 def show_jobs(jobs: list[Job], first_index: int) -> None:
     """Questions sent and not yet saved: each shown at once (a waiting one can be cancelled), then waited on in
     the order sent, its answer drawn as it is written. A new question from this tab stops this run, not the jobs."""
@@ -251,15 +258,13 @@ def show_jobs(jobs: list[Job], first_index: int) -> None:
         with box:
             status, slot = st.empty(), st.empty()
             if job.state is JobState.WAITING and st.button("Cancel this question", key=f"cancel-{id(job)}", icon=":material/close:"):
-                queue.cancel(job, chat)
+                queue.cancel(job)
         drawn.append((job, box, status, slot))
     for n, (job, box, status, slot) in enumerate(drawn):
         shown = None
         while not job.finished.wait(0.25):
-            status.info(
-                "Waiting in line: answered after the questions sent before it." if job.state is JobState.WAITING else "Routing and answering…"
-            )
-            if (now := (len(job.text), job.ran is not None)) != shown:
+            if (now := (job.state, len(job.text), job.ran is not None)) != shown:  # redrawn only when something changed
+                status.info(STATUS[job.state])
                 show_streamed(slot, job)
                 shown = now
         status.empty()

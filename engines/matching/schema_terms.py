@@ -119,6 +119,16 @@ class SchemaLinker:
         phrases = named_phrases(question)
         return {name: phrases & v.values for name, v in self._vocabularies.items()}
 
+    def names_only_in(self, question: str, source: str, other: str) -> set[str]:
+        """The table or column words and stored values `question` names that SQL source `source` has and `other`
+        lacks (stemmed words, lower-cased values): what would take a follow-up from `other` to `source`."""
+        if source not in self._vocabularies or other not in self._vocabularies:
+            return set()
+        there, here = self._vocabularies[source], self._vocabularies[other]
+        words = terms(question) & there.terms - here.terms
+        values = named_phrases(question) & there.values - here.values
+        return words | values
+
     def adjust(self, question: str, scores: dict[str, float]) -> dict[str, float]:
         """New scores for the SQL sources among `scores`; other sources are left out of the result."""
         linked = [name for name in scores if name in self._vocabularies]

@@ -50,17 +50,18 @@ class RagRouter:
 
     def __init__(self, settings: Settings, tools: list[SourceTool], llm: LLM, embed: BaseEmbedding, guard: OutputGuard) -> None:
         self.settings, self.tools, self.llm, self.embed, self.guard = settings, tools, llm, embed, guard
+        self.schema_linker = SchemaLinker(
+            {t.source.name: t.vocabulary for t in self.tools if t.vocabulary},
+            settings.schema_term_weight,
+            settings.schema_value_bonus,
+        )
         self.embedding_selector = ProfileEmbeddingSelector(
             self.embed,
             {t.source.name: t.profile for t in self.tools},
             {t.source.name: t.probe for t in self.tools if t.probe},
             settings.probe_margin,
             {t.source.name: Floor(settings.web_floor, settings.web_floor_zh) for t in self.tools if t.source.kind == "web"},
-            SchemaLinker(
-                {t.source.name: t.vocabulary for t in self.tools if t.vocabulary},
-                settings.schema_term_weight,
-                settings.schema_value_bonus,
-            ),
+            self.schema_linker,
         )
         self.selector = self.embedding_selector if settings.selector == "embedding" else LLMWithFallbackSelector(self.llm, self.embedding_selector)
         self.engine = RouterQueryEngine(selector=self.selector, query_engine_tools=[t.tool for t in self.tools], llm=self.llm)
@@ -104,20 +105,40 @@ class RagRouter:
             response = self.engine.query(text)
             result = response.metadata["selector_result"]
             return self._record(result), result.elapsed_ms, response
-        result = self._select(self.selector, text)
-        route = self._kept(self._record(result), previous.source)
-        return route, result.elapsed_ms, self.tool(route.chosen).tool.query_engine.query(text)
+        route, ms = self.route_follow_up(text, previous.source)
+        return route, ms, self.tool(route.chosen).tool.query_engine.query(text)
 
-    def _kept(self, route: RouteRecord, previous: str) -> RouteRecord:
-        """A follow-up stays on the previous turn's source unless another scores more than the margin above it."""
+    def route_follow_up(self, question: str, previous: str) -> tuple[RouteRecord, float]:
+        """The route of a follow-up (as routed: standalone) to a turn answered from `previous`, and its time in ms."""
+        result = self._select(self.selector, question)
+        return self.keep_previous(self._record(result), previous, question), result.elapsed_ms
+
+    def route(self, question: str) -> RouteRecord:
+        """Where `question` goes on its own (nothing is answered)."""
+        return self._record(self._select(self.selector, question))
+
+    def keep_previous(self, route: RouteRecord, previous: str, question: str) -> RouteRecord:
+        """A follow-up stays on the previous turn's source. From a database it moves to another only when the
+        question names a table, column or value that the other has and the previous one lacks (a near-equal score
+        from a database with a table of the same name is no reason); otherwise it moves only when another source
+        scores more than the margin above the previous one."""
         scores = {c.name: c.score for c in route.candidates}
-        margin = self.settings.follow_up_keep_margin
-        if route.chosen == previous or previous not in scores or scores[route.chosen] - scores[previous] > margin:
+        if route.chosen == previous or previous not in scores:
             return route
-        reason = (
-            f"a follow-up stays on the previous turn's source, {previous} ({scores[previous]:.3f}), unless another scores more than "
-            f"{margin} above it; {route.chosen} scored {scores[route.chosen]:.3f}. The selector said: {route.reason}"
-        )
+        margin = self.settings.follow_up_keep_margin
+        if self.tool(previous).vocabulary and self.tool(route.chosen).vocabulary:
+            if names := self.schema_linker.names_only_in(question, route.chosen, previous):
+                return route.model_copy(
+                    update={
+                        "reason": f"{route.reason} The follow-up left {previous}: it names {', '.join(sorted(names))}, which only {route.chosen} has."
+                    }
+                )
+            rule = f"a follow-up stays on the previous turn's database, {previous}, unless it names a table, column or value only another has; it names none that {route.chosen} has"
+        elif scores[route.chosen] - scores[previous] > margin:
+            return route
+        else:
+            rule = f"a follow-up stays on the previous turn's source, {previous} ({scores[previous]:.3f}), unless another scores more than {margin} above it"
+        reason = f"{rule}; {route.chosen} scored {scores[route.chosen]:.3f}. The selector said: {route.reason}"
         return route.model_copy(update={"chosen": previous, "reason": reason, "kept_previous": True})
 
     def routes_by_selector(self, question: str) -> dict[str, tuple[RouteRecord, float]]:
