@@ -263,8 +263,9 @@ def show_jobs(jobs: list[Job], first_index: int) -> None:
     for n, (job, box, status, slot) in enumerate(drawn):
         shown = None
         while not job.finished.wait(0.25):
-            if (now := (job.state, len(job.text), job.ran is not None)) != shown:  # redrawn only when something changed
-                status.info(STATUS[job.state])
+            # Drawn at every tick: a Streamlit run hears of a new question from its tab only when it draws.
+            status.info(STATUS[job.state])
+            if (now := (len(job.text), job.ran is not None)) != shown:
                 show_streamed(slot, job)
                 shown = now
         status.empty()

@@ -141,3 +141,24 @@ def test_an_empty_question_shows_a_message_not_a_trace(page) -> None:
     _ask(page, "   ")
     page.get_by_text("empty").first.wait_for(timeout=60_000)
     assert "Traceback" not in page.inner_text("body")
+
+
+def test_two_questions_sent_back_to_back_are_both_answered_and_both_saved(page) -> None:
+    tab = page.context.new_page()  # a new chat: the second question is sent while the first is being answered
+    tab.goto(page.url.split("?")[0])
+    tab.get_by_text("Ask your first question").wait_for(timeout=120_000)
+    _ask(tab, "How many orders are there?")
+    tab.get_by_text("How many orders are there?").first.wait_for(timeout=60_000)
+    _ask(tab, "How many products are there?")
+    tab.get_by_text("How many products are there?").first.wait_for(timeout=60_000)
+    assert "How many orders are there?" in tab.inner_text("[data-testid='stMainBlockContainer']")  # the first is still shown
+    tab.get_by_text("Answered from").nth(1).wait_for(timeout=600_000)
+    assert "?c=" in tab.url
+    tab.reload()
+    tab.get_by_test_id("stChatInputTextArea").wait_for(timeout=300_000)
+    tab.get_by_text("Answered from").nth(1).wait_for(timeout=60_000)
+    text = tab.inner_text("[data-testid='stMainBlockContainer']")
+    assert text.index("How many orders are there?") < text.index("How many products are there?")
+    assert text.count("Why this source?") == 2
+    tab.screenshot(path=str(ARTIFACTS / "browser-two-questions.png"), full_page=True)
+    tab.close()
