@@ -16,6 +16,7 @@ from evals.datasets import EVAL_DIR, answers_questions, retrieval_questions, rou
 from evals.metrics import f1, ndcg_at, recall_at, word_support
 from evals.run import run_suite
 from evals.sql_suite import same_result
+from evals.zh_follow_ups import cmrc_pairs, zh_sql_dialogues
 
 pytestmark = pytest.mark.skipif(not EVAL_DIR.is_dir(), reason="../shared/eval is not beside this checkout")
 
@@ -29,7 +30,8 @@ def _jsonl(path: Path, items: list[dict]) -> Path:
 
 @pytest.fixture(scope="module")
 def mini(tmp_path_factory: pytest.TempPathFactory, demo_settings: Settings, llm, embed):
-    """SciFact cut down to the abstracts three dev claims cite plus 20 others, two Spider databases, the web."""
+    """SciFact cut down to the abstracts three dev claims cite plus 20 others, three CMRC2018 paragraphs (one the
+    first Chinese follow-up pair's), two Spider databases, the web."""
     from engines.sources import load_sources
     from tools.build import build_router
     from tools.ingest import ingest_source
@@ -40,11 +42,16 @@ def mini(tmp_path_factory: pytest.TempPathFactory, demo_settings: Settings, llm,
     corpus = [json.loads(line) for line in (EVAL_DIR / "scifact" / "corpus.jsonl").open()]
     keep = [d for d in corpus if d["_id"] in wanted] + [d for d in corpus if d["_id"] not in wanted][:20]
     _jsonl(folder / "scifact.jsonl", keep)
+    cmrc = json.loads((EVAL_DIR / "cmrc2018" / "cmrc2018_dev.json").read_text(encoding="utf-8"))
+    pairs = cmrc_pairs(EVAL_DIR, "dev")[:1]
+    cmrc["data"] = [a for a in cmrc["data"] if a["paragraphs"][0]["id"] == pairs[0]["key"].split(":", 1)[1]] + cmrc["data"][1:4:2]
+    (folder / "cmrc2018.json").write_text(json.dumps(cmrc, ensure_ascii=False), encoding="utf-8")
     spider = EVAL_DIR / "spider" / "database"
     sources = folder / "sources.yaml"
     sources.write_text(
         "sources:\n"
         "  - {name: scifact, kind: documents, path: scifact.jsonl, format: jsonl, id_field: _id, text_fields: [title, text], language: en}\n"
+        "  - {name: cmrc2018, kind: documents, path: cmrc2018.json, format: squad, language: zh}\n"
         + "".join(f"  - {{name: {db}, kind: sql, path: '{spider / db / db}.sqlite'}}\n" for db in DBS)
         + "  - {name: web, kind: web}\n",
         encoding="utf-8",
@@ -53,7 +60,8 @@ def mini(tmp_path_factory: pytest.TempPathFactory, demo_settings: Settings, llm,
     for source in load_sources(sources):
         if source.kind == "documents":
             ingest_source(source, settings, embed, lambda: llm)
-    return {"folder": folder, "sources": sources, "claims": claims, "router": build_router(settings, sources, llm=llm, embed=embed)}
+    router = build_router(settings, sources, llm=llm, embed=embed)
+    return {"folder": folder, "sources": sources, "claims": claims, "zh_pairs": pairs, "router": router}
 
 
 def _run(mini: dict, suite: str, items: list[dict], limit: int, name: str = "", **options: bool) -> dict:
@@ -179,6 +187,19 @@ def test_answers_suite_reports_rejection_and_faithfulness(mini: dict) -> None:
     report = _run(mini, "answers", items, 3)
     assert report["metrics"]["rejection_rate"] is not None and report["metrics"]["faithfulness"] is not None
     assert {"rgb-zh/noise", "rgb-zh/reject", "squad2/reading"} <= set(report["details"]["systems"]["ragrouter"]["by_set"])
+
+
+def test_chat_suite_scores_chinese_sql_and_documents_follow_ups_and_where_they_are_routed(mini: dict) -> None:
+    dialogue = next(d for d in zh_sql_dialogues(EVAL_DIR, "dev") if d["db"] == "pets_1" and len(d["turns"]) == 2)
+    report = _run(mini, "chat", [dialogue, *mini["zh_pairs"]], 2)
+    details = report["details"]
+    assert set(details["zh_sql"]) == set(details["zh_docs"]) == {"ragrouter", "each turn asked alone", "stock CondenseQuestionChatEngine"}
+    assert details["zh_sql"]["ragrouter"]["follow_ups"] == 1 and details["zh_docs"]["ragrouter"]["follow_ups"] == 1
+    assert 0 <= details["zh_docs"]["ragrouter"]["follow_up_answer_contains_gold"] <= 1
+    stays = details["stay_on_source"]
+    assert set(stays) == {"zh-sql", "zh-docs"} and all(s["follow_ups"] == 1 and s["right_source"] in (0, 1) for s in stays.values())
+    assert details["detection"]["zh: CMRC2018 follow-ups"]["questions"] >= 80
+    assert "Chinese follow-ups on CMRC2018 paragraphs" in (mini["folder"] / "report-chat" / "report.md").read_text(encoding="utf-8")
 
 
 def test_question_builders_cover_every_public_set() -> None:
