@@ -196,7 +196,10 @@ class Settings(BaseSettings):
         description="The context of the local model's second instance that condenses follow-ups (so the answering one keeps its evaluated prompt).",
     )
     follow_up_keep_margin: float = Field(
-        default=0.05, ge=0.0, description="A follow-up stays on the previous turn's source unless another source scores more than this above it."
+        default=0.05,
+        ge=0.0,
+        description="A follow-up stays on the previous turn's source unless another source scores more than this above it "
+        "(a follow-up of a database turn leaves it for another database only when it names a table, column or value only that one has).",
     )
 
     sources_file: Path = Field(

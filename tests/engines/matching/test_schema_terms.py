@@ -78,3 +78,12 @@ def test_the_route_reason_names_the_stored_value(tmp_path: Path, embed) -> None:
     selector = ProfileEmbeddingSelector(embed, {}, linker=_linker(tmp_path))
     result = selector.select(choices, QueryBundle("How many flights leave from Aberdeen?"))
     assert result.ind == 0 and "'aberdeen'" in result.reason
+
+
+def test_what_only_another_database_has_is_what_takes_a_follow_up_there(tmp_path: Path) -> None:
+    linker = _linker(tmp_path)
+    assert "aberdeen" in linker.names_only_in("And those from Aberdeen?", "flights", "pets")
+    assert linker.names_only_in("And their ages?", "flights", "pets") == set()  # nothing flights has that pets lacks
+    assert "pet" in linker.names_only_in("What about their pets?", "pets", "flights")
+    assert linker.names_only_in("其中哪些至少有两个？", "pets", "flights") == set()  # Chinese names no schema word
+    assert linker.names_only_in("And their pets?", "pets", "no such source") == set()
