@@ -13,6 +13,7 @@ from engines.answers.streaming import AnswerListener
 from engines.conversation.condense import Condensed, Condenser
 from engines.conversation.previous import PreviousTurn
 from engines.conversation.store import ConversationStore, ConversationStoreError, check_conversation_id
+from engines.language import asked_as
 from engines.models.llm import build_llm
 from engines.routing.router import RagRouter, check_question
 from engines.settings import Settings
@@ -54,7 +55,8 @@ class Chat:
         condensed = self.condenser.condense(text, turns) if self.router.settings.condense else Condensed.as_asked(text)
         condense_ms = round((time.perf_counter() - start) * 1000, 1)
         previous = previous_of(turns[-1]) if turns and condensed.mark else None
-        trace = self.router.ask(condensed.question, source, listener, previous)
+        with asked_as(text):  # a follow-up condensed into another language is answered in the one asked in
+            trace = self.router.ask(condensed.question, source, listener, previous)
         trace.question, trace.standalone_question = text, condensed.question
         trace.timings_ms["condense"] = condense_ms
         trace.timings_ms["total"] = round(trace.timings_ms["total"] + condense_ms, 1)

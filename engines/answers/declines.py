@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from engines.language import has_chinese
+from engines.language import answer_in_chinese
 
 # The phrases the citation prompt's "say that the sources do not contain it" comes out as, in English and Chinese,
 # and those of LlamaIndex's stock prompts (which ask for no fixed phrase).
@@ -23,4 +23,4 @@ def declines(answer: str) -> bool:
 
 def nothing_found(question: str) -> str:
     """The answer when no passage is left to answer from, in the question's language, without a model call."""
-    return "资料中没有包含这个问题的答案。" if has_chinese(question) else "The sources do not contain the answer to this question."
+    return "资料中没有包含这个问题的答案。" if answer_in_chinese(question) else "The sources do not contain the answer to this question."

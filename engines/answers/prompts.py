@@ -6,7 +6,7 @@ from typing import Any
 
 from llama_index.core import PromptTemplate
 
-from engines.language import has_chinese
+from engines.language import answer_in_chinese
 
 # Shorter than the stock citation prompt (the 1.5B model reads ~150 tokens/s), told to prefer current documents
 # over superseded ones and to say when the sources lack the answer. The words around the sources are in the
@@ -41,7 +41,7 @@ WORDS = {
 
 def _filler(words: dict[str, dict[str, str]], key: str) -> Callable[..., str]:
     def fill(**variables: Any) -> str:  # LlamaIndex calls it with the prompt's other variables when formatting
-        return words["zh" if has_chinese(str(variables.get("query_str", ""))) else "en"][key]
+        return words["zh" if answer_in_chinese(str(variables.get("query_str", ""))) else "en"][key]
 
     return fill
 

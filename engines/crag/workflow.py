@@ -34,7 +34,7 @@ from engines.crag.grader import RetrievalGrader
 from engines.crag.rewrites import REWRITES
 from engines.documents.fusion import fusing
 from engines.documents.scope.filter import out_of_scope
-from engines.language import has_chinese, is_short
+from engines.language import answer_in_chinese, is_short
 from engines.settings import Settings
 from engines.web import WebSearchUnavailable, search_web
 
@@ -293,7 +293,7 @@ class CorrectiveRAG(Workflow):
     def _unsupported(self, state: CragState, answer: str) -> str:
         """Still unsupported after the retry: say that the sources do not state the answer, and show the draft
         beside it, marked unverified."""
-        if has_chinese(state.question):
+        if answer_in_chinese(state.question):
             return f"资料中没有包含这个问题的明确答案。最接近的内容（未经核实）：{answer}"
         return f"The sources do not state the answer to this question. The closest they come (unverified): {answer}"
 

@@ -18,7 +18,7 @@ from llama_index.core.query_engine import CustomQueryEngine
 
 from engines.answers.streaming import complete_answer, show_rows, whole_answer
 from engines.conversation.previous import previous_turn
-from engines.language import has_chinese
+from engines.language import answer_in_chinese
 from engines.models.llm import can_continue, complete_with_prefix
 from engines.settings import Settings
 from engines.sql.database import GuardedSQLDatabase
@@ -227,9 +227,9 @@ class TextToSQLQueryEngine(CustomQueryEngine):
 
     def _answer(self, question: str, metadata: dict, last: SqlAttempt) -> str:
         if last.error:  # no rows to answer from: say so plainly rather than let the model guess
-            return (NO_RESULT_ZH if has_chinese(question) else NO_RESULT_EN).format(error=last.error)
+            return (NO_RESULT_ZH if answer_in_chinese(question) else NO_RESULT_EN).format(error=last.error)
         rows = metadata["result"]
         if len(rows) == 1 and len(rows[0]) == 1:
-            return whole_answer(SINGLE_VALUE["zh" if has_chinese(question) else "en"].format(value=rows[0][0]))
+            return whole_answer(SINGLE_VALUE["zh" if answer_in_chinese(question) else "en"].format(value=rows[0][0]))
         prompt = ANSWER_FROM_ROWS.format(query_str=question, sql_query=metadata["sql_query"], context_str=str(metadata["result"][:20]))
         return complete_answer(self.llm, prompt).strip()

@@ -7,7 +7,7 @@ from typing import Any
 
 from engines.documents.metadata.instruction import MetadataInstruction
 from engines.documents.metadata.lookup import Lookup
-from engines.language import has_chinese
+from engines.language import answer_in_chinese
 
 
 def shown_fields(instruction: MetadataInstruction) -> list[str]:
@@ -44,7 +44,7 @@ def _order(instruction: MetadataInstruction, chinese: bool) -> str:
 
 
 def metadata_answer(question: str, lookup: Lookup, instruction: MetadataInstruction) -> str:
-    zh = has_chinese(question)
+    zh = answer_in_chinese(question)
     matched, where = len(lookup.documents), conditions(instruction)
     if not matched:
         if zh:

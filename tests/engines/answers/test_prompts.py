@@ -1,7 +1,9 @@
 """The answer prompts speak the question's language: the 1.5B default follows the prompt's language more than
 an instruction to switch."""
 
+from engines.answers.declines import nothing_found
 from engines.answers.prompts import CITATION_QA, CITATION_REFINE
+from engines.language import asked_as
 from engines.sql.prompts import ANSWER_FROM_ROWS
 
 
@@ -27,3 +29,11 @@ def test_the_answer_from_sql_rows_is_asked_in_the_question_language() -> None:
     assert chinese.startswith("根据SQL查询结果") and chinese.endswith("回答：")
     english = ANSWER_FROM_ROWS.format(query_str="How many customers?", sql_query="SELECT COUNT(*) FROM customers", context_str="[(7,)]")
     assert english.startswith("Given an input question") and english.endswith("Answer: ")
+
+
+def test_a_follow_up_condensed_into_english_is_answered_in_the_language_it_was_asked_in() -> None:
+    routed = "What is the average age of the students who do not have any pets?"
+    with asked_as("他们的平均年龄是多少？"):
+        prompt = ANSWER_FROM_ROWS.format(query_str=routed, sql_query="SELECT avg(age) FROM student", context_str="[(19.6,)]")
+        assert prompt.startswith("根据SQL查询结果") and nothing_found(routed) == "资料中没有包含这个问题的答案。"
+    assert ANSWER_FROM_ROWS.format(query_str=routed, sql_query="SELECT 1", context_str="[]").startswith("Given an input question")
