@@ -268,20 +268,22 @@ def _run_docs(router: RagRouter, items: list[dict], report: Report, log: RunLog,
 
 def _stay_rates(items: list[dict], records: list[dict], gold_source: Callable[[dict], str]) -> dict:
     """Share of follow-ups (turns after the first) routed to the right source, by the router's rule and by the
-    margin-only rule, over the follow-ups the check marked and over all."""
-    turns = [(gold_source(i), t) for i, r in zip(items, records) for t in r["turns"][1:]]
-    marked = [(g, t) for g, t in turns if t["mark"]]
+    margin-only rule: over all, over those whose previous turn was routed right (what keeping a source can do),
+    and over those the check marked."""
+    turns = [(gold_source(i), before, t) for i, r in zip(items, records) for before, t in zip(r["turns"], r["turns"][1:])]
+    after_right = [(g, b, t) for g, b, t in turns if b["routed"] == g]
+    marked = [(g, b, t) for g, b, t in turns if t["mark"]]
 
-    def share(pairs: list, key: str) -> float | None:
-        return round(float(np.mean([t[key] == g for g, t in pairs])), 4) if pairs else None
+    def share(triples: list, key: str) -> float | None:
+        return round(float(np.mean([t[key] == g for g, _, t in triples])), 4) if triples else None
 
     return {
         "follow_ups": len(turns),
+        "after_a_right_turn": len(after_right),
         "marked": len(marked),
-        "right_source": share(turns, "routed"),
-        "right_source_margin_only": share(turns, "routed_margin_only"),
-        "right_source_when_marked": share(marked, "routed"),
-        "right_source_when_marked_margin_only": share(marked, "routed_margin_only"),
+        **{f"right_source{suffix}": share(turns, key) for key, suffix in (("routed", ""), ("routed_margin_only", "_margin_only"))},
+        **{f"kept_right{suffix}": share(after_right, key) for key, suffix in (("routed", ""), ("routed_margin_only", "_margin_only"))},
+        **{f"right_when_marked{suffix}": share(marked, key) for key, suffix in (("routed", ""), ("routed_margin_only", "_margin_only"))},
     }
 
 
@@ -372,16 +374,18 @@ def _stay_section(stays: dict[str, dict]) -> str:
         return "–" if value is None else f"{value:.1%}"
 
     rows = [
-        f"| {name} | {s['follow_ups']} | {pct(s['right_source'])} | {pct(s['right_source_margin_only'])} | {s['marked']} | "
-        f"{pct(s['right_source_when_marked'])} | {pct(s['right_source_when_marked_margin_only'])} |"
+        f"| {name} | {s['follow_ups']} | {pct(s['right_source'])} | {pct(s['right_source_margin_only'])} | {s['after_a_right_turn']} | "
+        f"{pct(s['kept_right'])} | {pct(s['kept_right_margin_only'])} | {s['marked']} | {pct(s['right_when_marked'])} | {pct(s['right_when_marked_margin_only'])} |"
         for name, s in stays.items()
     ]
     return (
         "## Follow-ups on the right source, over all the reference sources\n\nEvery turn of ours routed as the product routes it; "
-        "a follow-up the check marks keeps the previous turn's source by the router's rule (a database is left only for one that "
-        "has a table, column or value the question names and the previous lacks), or by the first round's margin-only rule on the same scores.\n\n"
-        "| set | follow-ups | right source | margin-only rule | marked | right when marked | margin-only, marked |\n|---|---|---|---|---|---|---|\n"
-        + "\n".join(rows)
+        "a follow-up the check marks keeps the previous turn's source by the router's rule (a database is left for another only when "
+        "the question names a table, column or value the other has and the previous lacks), or by the first round's margin-only rule on "
+        "the same scores. *After a right turn*: the follow-ups whose previous turn was routed to the right source, where keeping it "
+        "is what counts.\n\n"
+        "| set | follow-ups | right source | margin-only | after a right turn | right | margin-only | marked | right | margin-only |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows)
     )
 
 
@@ -405,7 +409,8 @@ def run_chat_suite(router: RagRouter, items: list[dict], report: Report, log: Ru
         if (subset := [i for i in sql_items if i["set"] == name])
     }
     if docs:
-        stays["zh-docs"] = _stay_rates(docs, [{"turns": [{}, log.records[(OURS, i["key"])]]} for i in docs], lambda i: i["source"])
+        pairs = [{"turns": [log.records[("zh-docs first turn", i["key"])], log.records[(OURS, i["key"])]]} for i in docs]
+        stays["zh-docs"] = _stay_rates(docs, pairs, lambda i: i["source"])
     headline = ("follow_up_execution_accuracy", "interaction_match", "first_turn_execution_accuracy", "follow_up_median_ms", "follow_up_p95_ms")
     if lead := summaries or zh_summaries:
         report.headline({k: lead[OURS][k] for k in headline}, {k: lead[STOCK][k] for k in headline}, STOCK)

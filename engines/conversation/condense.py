@@ -19,7 +19,9 @@ from llama_index.core.base.llms.generic_utils import messages_to_history_str
 from llama_index.core.llms import LLM, ChatMessage
 from llama_index.core.memory import ChatMemoryBuffer
 
+from engines.conversation.referent import find_referent, pointer_in, put_back
 from engines.conversation.standalone import follow_up_mark
+from engines.language import has_chinese
 from engines.trace import Trace
 
 CONDENSE = PromptTemplate(
@@ -34,14 +36,23 @@ CONDENSE = PromptTemplate(
     "Last question: Sort them by population.\nRewritten: List the countries in Europe sorted by population.\n\n"
     "Conversation:\nuser: 员工每年有几天年假？\nassistant: (from handbook) 每年15天。\n"
     "Last question: 工作五年以后呢？\nRewritten: 员工工作五年以后每年有几天年假？\n\n"
+    "Conversation:\nuser: 鲁迅是哪里人？\nassistant: (from articles) 浙江绍兴人。\n"
+    "Last question: 他的原名是什么？\nRewritten: 鲁迅的原名是什么？\n\n"
+    "Conversation:\nuser: 长江全长多少公里？\nassistant: (from articles) 约6300公里。\n"
+    "Last question: 该河流经哪些省份？\nRewritten: 长江流经哪些省份？\n\n"
     "Conversation:\nuser: Which airlines fly from APG?\nassistant: (from flights, SQL: SELECT airline FROM flights WHERE source = 'APG')\n"
     "Last question: 它们来自哪个国家？\nRewritten: 从APG出发的航空公司来自哪个国家？\n\n"
     "Conversation:\nuser: What is the weather in Paris today?\nassistant: (from web, no answer)\n"
     "Last question: And for London?\nRewritten: What is the weather in London today?\n\n"
     "Conversation:\nuser: How many singers are there?\nassistant: (from concerts, SQL: SELECT count(*) FROM singer) 6\n"
     "Last question: Now tell me about the weather in Berlin.\nRewritten: Now tell me about the weather in Berlin.\n\n"
-    "Conversation:\n{chat_history}\nLast question: {question}\nRewritten:"
+    "Conversation:\n{chat_history}\nLast question: {question}\nRewritten{language}:"
 )
+# The 1.5B model rewrites a Chinese follow-up in English when the turns before it show English SQL, and there it
+# helps: the query is written in the database's words (and the answer in the asked language, engines/language.py).
+# After any other turn a cue keeps it to the question's language, and a rewrite in another is not taken.
+CHINESE_CUE = " (in Chinese)"
+QUESTION = re.compile(r"[?？]|什么|哪|谁|几|多少|吗|怎|如何|为何|何时|\b(what|which|who|whom|whose|when|where|why|how)\b", re.I)
 STOP = ["\n"]
 MAX_GROWTH_WORDS = 40  # a rewrite this much longer than the question and the last turn together is the model rambling
 
@@ -100,24 +111,37 @@ class Condenser:
         mark = follow_up_mark(question) if turns else None
         if mark is None:
             return Condensed.as_asked(question)
+        calls = 0
+        pointer = pointer_in(question) if has_chinese(question) else None
+        if pointer is not None:  # one thing pointed back at: found in the last question, not the whole rewritten
+            calls = 1
+            if referent := find_referent(self.llm, question, turns[-1].standalone_question or turns[-1].question):
+                return Condensed(put_back(question, pointer, referent), mark, True, 0, calls)
         messages = turn_messages(turns)
         memory = ChatMemoryBuffer.from_defaults(chat_history=messages, token_limit=self.history_tokens)
         kept = memory.get()
         dropped = (len(messages) - len(kept)) // 2
         history = messages_to_history_str(kept)
-        text = self.llm.complete(CONDENSE.format(chat_history=history, question=question), stop=STOP).text
+        cue = CHINESE_CUE if has_chinese(question) and not turns[-1].sql else ""
+        prompt = CONDENSE.format(chat_history=history, question=question, language=cue)
+        text = self.llm.complete(prompt, stop=STOP).text
         rewrite = " ".join(text.split()).strip().strip('"“”')
         refused = self._refusal(rewrite, question, turns)
         if refused:
-            return Condensed(question, mark, False, dropped, 1, f"The condensed question was not used: {refused}.")
+            return Condensed(question, mark, False, dropped, calls + 1, f"The condensed question was not used: {refused}.")
         if rewrite == question:
-            return Condensed(question, mark, False, dropped, 1, "The condense step left the follow-up as it was: the model wrote it back unchanged.")
-        return Condensed(rewrite, mark, True, dropped, 1)
+            note = "The condense step left the follow-up as it was: the model wrote it back unchanged."
+            return Condensed(question, mark, False, dropped, calls + 1, note)
+        return Condensed(rewrite, mark, True, dropped, calls + 1)
 
     @staticmethod
     def _refusal(rewrite: str, question: str, turns: list[Trace]) -> str | None:
         if not rewrite:
             return "the model wrote nothing"
+        if has_chinese(rewrite) != has_chinese(question) and not turns[-1].sql:
+            return "it was written in another language than the question"
+        if QUESTION.search(question) and not QUESTION.search(rewrite):
+            return "it states an answer instead of asking"
         earlier = {t.standalone_question or t.question for t in turns}
         if rewrite in earlier and rewrite != question:
             return "it repeated an earlier question"

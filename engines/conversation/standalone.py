@@ -69,7 +69,7 @@ def follow_up_mark(question: str) -> str | None:
     if has_chinese(text):
         if match := CHINESE_MARKS.search(text):
             return f"it says '{match.group(0)}'"
-        if opening := _predicate_opening(text):
+        if opening := predicate_opening(text):
             return f"it opens on '{opening}' with no subject"
         if len(re.sub(r"\W", "", text)) < MIN_CHINESE_CHARS:
             return "it is too short to stand alone"
@@ -84,7 +84,7 @@ def follow_up_mark(question: str) -> str | None:
     return None
 
 
-def _predicate_opening(text: str) -> str | None:
+def predicate_opening(text: str) -> str | None:
     """The first word of a Chinese question when it is a verb, adverb or preposition (the subject left out)."""
     if NOT_ELLIPSIS.match(text) or OWN_SUBJECT.search(text):
         return None
