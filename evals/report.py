@@ -33,6 +33,10 @@ STANDARD_REPORTS = (
     "retrieval-test-options",
     "answers-test-compression",
     "answers-test-rewrite",
+    # The Chinese follow-ups (documents and SQL, with English SQL dialogues for the routes), beside the chat suite's runs.
+    "chat-dev-zh-docs",
+    "chat-test-zh-docs",
+    "chat-test-zh-sql",
 )
 # The slices a user runs from the Evaluation page (evals/reports/*-slice*/, not committed).
 SLICE_MARK = "-slice"
