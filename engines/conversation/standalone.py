@@ -27,6 +27,7 @@ POINTING_BACK = [
     ),
     re.compile(r"\bthis\s+(?!(?:year|month|week|day|morning|evening|quarter|season|time)\b)\w+", re.I),  # "this binding style"
     re.compile(r"\b(this|that)\s*[?.!]?$", re.I),  # "Why is that?"
+    re.compile(r"^how many (are|were|is|was) there\s*[?.!]?$", re.I),  # "How many are there?": of what came before
     re.compile(r"\b(a|an|the|new|this|that|which|each|every|good|best|other|\w+ing) ones?\b(?!\s+of\b)", re.I),  # "a smart one"
 ]
 FOLLOW_UP_OPENINGS = re.compile(

@@ -65,6 +65,11 @@ def question_phrases(question: str) -> set[str]:
     return _phrases(_grams(question))
 
 
+# Words a request is made of ("list the other ids", "show their names", "sort by count") that some schemas also
+# use as names (car_1's model_list): they say nothing about which database a follow-up means.
+REQUEST_WORDS = frozenset(terms("list lists show display give find return tell count number total order sort id ids name names type code all each"))
+
+
 @dataclass(frozen=True)
 class SchemaVocabulary:
     terms: frozenset[str]
@@ -125,7 +130,7 @@ class SchemaLinker:
         if source not in self._vocabularies or other not in self._vocabularies:
             return set()
         there, here = self._vocabularies[source], self._vocabularies[other]
-        words = terms(question) & there.terms - here.terms
+        words = terms(question) & there.terms - here.terms - REQUEST_WORDS
         values = named_phrases(question) & there.values - here.values
         return words | values
 

@@ -15,6 +15,7 @@ from engines.conversation.standalone import follow_up_mark
         "What is the country corresponding it?",
         "Of these, which is Jetblue Airways?",
         "In Asia?",
+        "How many are there?",
         "按年份统计呢？",
         "那北京呢？",
         "他们的平均年龄是多少？",

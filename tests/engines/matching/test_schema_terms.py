@@ -87,3 +87,11 @@ def test_what_only_another_database_has_is_what_takes_a_follow_up_there(tmp_path
     assert "pet" in linker.names_only_in("What about their pets?", "pets", "flights")
     assert linker.names_only_in("其中哪些至少有两个？", "pets", "flights") == set()  # Chinese names no schema word
     assert linker.names_only_in("And their pets?", "pets", "no such source") == set()
+
+
+def test_the_words_of_a_request_take_no_follow_up_elsewhere(tmp_path: Path) -> None:
+    list_db = _database(tmp_path / "cars.sqlite", "CREATE TABLE model_list (ModelId INTEGER, Maker TEXT);")
+    pets = _database(tmp_path / "pets2.sqlite", "CREATE TABLE pets (PetID INTEGER, PetType TEXT);")
+    linker = SchemaLinker({"cars": schema_vocabulary(list_db), "pets": schema_vocabulary(pets)}, 0.03, 0.02)
+    assert linker.names_only_in("List all the other ids.", "cars", "pets") == set()
+    assert linker.names_only_in("Which makers are there?", "cars", "pets") == {"maker"}
