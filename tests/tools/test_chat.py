@@ -73,3 +73,10 @@ def test_a_corrupt_history_store_still_answers_and_is_left_as_it_was(router, con
     assert trace.route.chosen == "shop" and trace.rows == [[60]]
     assert any("without the conversation's history" in n and str(path) in n for n in trace.notes)
     assert path.read_bytes() == before
+
+
+def test_a_chinese_follow_up_that_edits_a_query_stays_on_the_database(chat: Chat) -> None:
+    first = chat.ask("How many customers are older than 30?", None)
+    follow_up = chat.ask("其中有多少人在北京？", first.conversation.id)
+    assert follow_up.conversation.follow_up and follow_up.route.chosen == "shop" and "beijing" in follow_up.sql.lower()
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in follow_up.answer)  # answered in the language it was asked in
