@@ -60,7 +60,7 @@ def _timed(call: Callable[[], dict]) -> tuple[dict, float]:
     return metadata, round(1000 * (time.perf_counter() - start), 1)
 
 
-def _condense(condenser: Condenser, question: str, history: list[Trace]) -> tuple[Condensed, dict]:
+def condense_turn(condenser: Condenser, question: str, history: list[Trace]) -> tuple[Condensed, dict]:
     """The condensed question, and what the log keeps of it."""
     start = time.perf_counter()
     condensed = condenser.condense(question, history)
@@ -75,7 +75,7 @@ def _condense(condenser: Condenser, question: str, history: list[Trace]) -> tupl
     return condensed, record
 
 
-def _routes(router: RagRouter, condensed: Condensed, routed_before: str | None) -> dict:
+def routes_of(router: RagRouter, condensed: Condensed, routed_before: str | None) -> dict:
     """Where the product sends the turn over all sources (a follow-up of a turn routed to `routed_before` keeps it by
     the router's rule), and where the first round's rule (kept unless another scores over the margin) sent it."""
     route = router.route(condensed.question)
@@ -93,8 +93,8 @@ def _ours(router: RagRouter, engine: TextToSQLQueryEngine, condenser: Condenser,
     turns = []
     routed = None
     for turn in item["turns"]:
-        condensed, record = _condense(condenser, turn["utterance"], history)
-        routes = _routes(router, condensed, routed)
+        condensed, record = condense_turn(condenser, turn["utterance"], history)
+        routes = routes_of(router, condensed, routed)
         routed = routes["routed"]
         previous = previous_of(history[-1]) if history and condensed.mark else None  # what the product passes (tools/chat.py)
         with following(previous):
@@ -202,12 +202,14 @@ def _sql_summaries(router: RagRouter, items: list[dict], log: RunLog) -> dict[st
     return summaries
 
 
-def _docs_answer(engine: BaseQueryEngine, question: str) -> dict:
-    def ask() -> dict:
-        return {"answer": str(engine.query(question).response or "")}
-
-    result, ms = _timed(ask)
+def _timed_answer(ask: Callable[[], object]) -> dict:
+    """The text of what `ask` returns and how long it took; an empty answer when it failed."""
+    result, ms = _timed(lambda: {"answer": str(ask() or "")})
     return {"answer": result.get("answer", ""), "ms": ms}
+
+
+def _docs_answer(engine: BaseQueryEngine, question: str) -> dict:
+    return _timed_answer(lambda: engine.query(question).response)
 
 
 def _docs_first(router: RagRouter, engine: BaseQueryEngine, item: dict) -> dict:
@@ -223,9 +225,9 @@ def _docs_history(item: dict, first: dict) -> list[Trace]:
 
 
 def _docs_ours(router: RagRouter, engine: BaseQueryEngine, condenser: Condenser, item: dict, first: dict) -> dict:
-    condensed, record = _condense(condenser, item["turns"][1]["utterance"], _docs_history(item, first))
+    condensed, record = condense_turn(condenser, item["turns"][1]["utterance"], _docs_history(item, first))
     answered = _docs_answer(engine, condensed.question)
-    return {**answered, "ms": round(answered["ms"] + record["condense_ms"], 1), **record, **_routes(router, condensed, first["routed"])}
+    return {**answered, "ms": round(answered["ms"] + record["condense_ms"], 1), **record, **routes_of(router, condensed, first["routed"])}
 
 
 def _docs_stock(router: RagRouter, engine: BaseQueryEngine, item: dict, first: dict) -> dict:
@@ -233,11 +235,10 @@ def _docs_stock(router: RagRouter, engine: BaseQueryEngine, item: dict, first: d
     documents path, with the same first turn in its history."""
     chat = CondenseQuestionChatEngine.from_defaults(query_engine=engine, llm=router.llm)
     history = [ChatMessage(role="user", content=item["turns"][0]["utterance"]), ChatMessage(role="assistant", content=first["answer"])]
-    result, ms = _timed(lambda: {"answer": str(chat.chat(item["turns"][1]["utterance"], chat_history=history).response or "")})
-    return {"answer": result.get("answer", ""), "ms": ms}
+    return _timed_answer(lambda: chat.chat(item["turns"][1]["utterance"], chat_history=history).response)
 
 
-def _run_docs(router: RagRouter, items: list[dict], report: Report, log: RunLog, condenser: Condenser) -> dict[str, dict]:
+def _run_docs(router: RagRouter, items: list[dict], log: RunLog, condenser: Condenser) -> dict[str, dict]:
     """Chinese documents follow-ups: the gold span in the answer, ours beside the follow-up alone and the stock engine."""
     engines = {name: router.tool(name).tool.query_engine for name in {i["source"] for i in items}}
     keyed = [(i["key"], i) for i in items]
@@ -266,7 +267,7 @@ def _run_docs(router: RagRouter, items: list[dict], report: Report, log: RunLog,
     return summaries
 
 
-def _stay_rates(items: list[dict], records: list[dict], gold_source: Callable[[dict], str]) -> dict:
+def stay_rates(items: list[dict], records: list[dict], gold_source: Callable[[dict], str]) -> dict:
     """Share of follow-ups (turns after the first) routed to the right source, by the router's rule and by the
     margin-only rule: over all, over those whose previous turn was routed right (what keeping a source can do),
     and over those the check marked."""
@@ -301,7 +302,7 @@ def _run_cast(router: RagRouter, topics: list[dict], report: Report, log: RunLog
         history: list[Trace] = []
         turns = []
         for turn in topic["turns"]:
-            result, record = _condense(condenser, turn["raw"], history)
+            result, record = condense_turn(condenser, turn["raw"], history)
             history.append(Trace(question=turn["raw"], standalone_question=result.question, answer=(turn.get("passage") or "")[:200]))
             turns.append(record)
         return {"turns": turns}
@@ -400,17 +401,17 @@ def run_chat_suite(router: RagRouter, items: list[dict], report: Report, log: Ru
     chinese = [i for i in sql_items if i["set"] == "zh-sql"]
     summaries = _sql_summaries(router, english, log) if english else {}
     zh_summaries = _sql_summaries(router, chinese, log) if chinese else {}
-    docs_summaries = _run_docs(router, docs, report, log, condenser) if docs else {}
+    docs_summaries = _run_docs(router, docs, log, condenser) if docs else {}
     cast_summary = _run_cast(router, cast, report, log, condenser) if cast else {}
     by_set = {name: _sql_summaries(router, subset, log) for name in SQL_SETS if (subset := [i for i in sql_items if i["set"] == name])}
     stays = {
-        name: _stay_rates(subset, [log.records[(OURS, i["key"])] for i in subset], lambda i: i["db"])
+        name: stay_rates(subset, [log.records[(OURS, i["key"])] for i in subset], lambda i: i["db"])
         for name in SQL_SETS
         if (subset := [i for i in sql_items if i["set"] == name])
     }
     if docs:
         pairs = [{"turns": [log.records[("zh-docs first turn", i["key"])], log.records[(OURS, i["key"])]]} for i in docs]
-        stays["zh-docs"] = _stay_rates(docs, pairs, lambda i: i["source"])
+        stays["zh-docs"] = stay_rates(docs, pairs, lambda i: i["source"])
     headline = ("follow_up_execution_accuracy", "interaction_match", "first_turn_execution_accuracy", "follow_up_median_ms", "follow_up_p95_ms")
     if lead := summaries or zh_summaries:
         report.headline({k: lead[OURS][k] for k in headline}, {k: lead[STOCK][k] for k in headline}, STOCK)

@@ -16,7 +16,7 @@ from engines.conversation.condense import Condenser
 from engines.routing.router import RagRouter
 from engines.settings import DATA_DIR, Settings
 from engines.trace import RouteRecord, Trace
-from evals.chat_suite import _condense, _routes, _stay_rates
+from evals.chat_suite import condense_turn, routes_of, stay_rates
 from evals.datasets import EVAL_DIR, _dialogues, stratified
 from tools.build import build_router
 from tools.chat import condense_llm
@@ -27,8 +27,8 @@ def routed_turns(router: RagRouter, condenser: Condenser, item: dict) -> dict:
     history: list[Trace] = []
     turns, routed = [], None
     for turn in item["turns"]:
-        condensed, record = _condense(condenser, turn["utterance"], history)
-        routes = _routes(router, condensed, routed)
+        condensed, record = condense_turn(condenser, turn["utterance"], history)
+        routes = routes_of(router, condensed, routed)
         routed = routes["routed"]
         route = RouteRecord(chosen=routed, candidates=[], reason="", selector="eval")
         history.append(Trace(question=turn["utterance"], standalone_question=condensed.question, route=route, sql=turn["query"]))
@@ -48,7 +48,7 @@ def main() -> None:
     records = [routed_turns(router, condenser, item) for item in items]
     for name in ("sparc", "cosql"):
         part = [(i, r) for i, r in zip(items, records) if i["set"] == name]
-        rates = _stay_rates([i for i, _ in part], [r for _, r in part], lambda i: i["db"])
+        rates = stay_rates([i for i, _ in part], [r for _, r in part], lambda i: i["db"])
         print(json.dumps({"set": name, "dialogues": len(part), **rates}))
 
 

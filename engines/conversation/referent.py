@@ -17,13 +17,13 @@ from jieba import posseg
 from llama_index.core import PromptTemplate
 from llama_index.core.llms import LLM
 
-from engines.conversation.standalone import CHINESE_MARKS, predicate_opening
+from engines.conversation.standalone import CHINESE_MARKS, CLASSIFIERS, predicate_opening
 
 PRONOUN = re.compile(r"(?<![其吉])[他她它](?![们人])")
 ITS = re.compile(r"(?:^|(?<=[，,、：]))其(?![他它实次中余])")
-CLASSIFIERS = "位个座家条所场部款种支项本首名只件段"
+THIS_PERSON = ("此人", "这个人", "这人")  # a pointer with its noun in it: replaced whole
 # 这/那 with a classifier (not 这些 "these" or 这里 "here"); 该/此 with or without one (not 应该 "should").
-THIS_ONE = re.compile(rf"此人|这个人|这人|[这那][{CLASSIFIERS}](?=[\u4e00-\u9fff])|(?<!应)[该此][{CLASSIFIERS}]?(?=[\u4e00-\u9fff])")
+THIS_ONE = re.compile("|".join(THIS_PERSON) + rf"|[这那][{CLASSIFIERS}](?=[\u4e00-\u9fff])|(?<!应)[该此][{CLASSIFIERS}]?(?=[\u4e00-\u9fff])")
 REFERENT = PromptTemplate(
     "追问用一个词指代前一个问题里的事物，或者省略了它。请从前一个问题中原样抄出追问所指的事物，只写这个词语。\n\n"
     "前一个问题：鲁迅的原名是什么？\n追问：他出生在哪里？\n所指的事物：鲁迅\n\n"
@@ -64,11 +64,7 @@ def _noun_after(question: str, pointer: Pointer, referent: str) -> int:
 def put_back(question: str, pointer: Pointer, referent: str) -> str:
     """`question` with `referent` in the place of its pointer."""
     end = pointer.end
-    if (
-        pointer.end > pointer.start
-        and question[pointer.start] in "这那该此"
-        and question[pointer.start : pointer.end] not in ("此人", "这个人", "这人")
-    ):
+    if pointer.end > pointer.start and question[pointer.start] in "这那该此" and question[pointer.start : pointer.end] not in THIS_PERSON:
         end = _noun_after(question, pointer, referent)
     words = referent + ("的" if pointer.possessive else "")
     return question[: pointer.start] + words + question[end:]

@@ -41,10 +41,11 @@ FOLLOW_UP_OPENINGS = re.compile(
 # classifier or noun (这位, 这座, 该公司, 此人: not 应该 "should", 因此 "therefore", 此外 "besides"); 其 "its" where
 # it opens a clause (not inside 土耳其 or 马其顿); 以上 "the above" (not "30岁以上", over 30); a bare count
 # ("有多少个？").
+CLASSIFIERS = "位个座家条所场部款种支项本首名只件段"  # 这位, 这座, 这条…: a demonstrative that points at one thing
 CHINESE_MARKS = re.compile(
     r"呢[？?]?$|^(那|还有|再|只|另外|同样|其中|按)|按.{0,8}(统计|排序|分组|排列)"
     r"|(?<![其吉])他|她|(?<!其)它"
-    r"|[这那](些|位|个|座|家|条|所|场|部|款|种|支|项|本|首|名|只|件|段|样)"
+    rf"|[这那]([{CLASSIFIERS}]|些|样)"
     r"|(?<!应)该(?=[\u4e00-\u9fff])|(?<![因如彼从由])此(?![外])"
     r"|(?:^|[，,、：])其(?![他它实次])|其余"
     r"|上述|(?<![\d十百千万岁年个])以上|前面|刚才"
