@@ -36,12 +36,11 @@ import engines  # noqa: F401  (offline, one thread)
 from bench.decoding import decoding_speed
 from bench.ingest import ingest_throughput
 from engines.routing.router import RagRouter
-from engines.routing.source_tool import SourceTool
 from engines.settings import DATA_DIR, Settings
-from engines.stage_clock import question_clock
+from engines.tracing.recorder import recording
 from evals.datasets import EVAL_DIR, load_questions, retrieval_questions, stratified
 from evals.metrics import latency
-from tools.build import build_router
+from tools.build import BuiltSource, build_router, built, built_sources
 
 RESULTS = Path(__file__).resolve().parent / "results.json"
 DEMO_SQL = [
@@ -99,7 +98,7 @@ def _stock(router: RagRouter, engine, question: str) -> dict:
     """The stock engine's streamed answer, metered like ours, without our kept prompts."""
     _cold(router)
     start, first = time.perf_counter(), None
-    with question_clock() as clock, router.llm.prompt_states_set_aside():
+    with recording() as clock, router.llm.prompt_states_set_aside():
         try:
             for _ in engine.query(question).response_gen:
                 first = first or 1000 * (time.perf_counter() - start)
@@ -132,24 +131,24 @@ def summary(records: list[dict]) -> dict:
     }
 
 
-def _stock_sql(tool: SourceTool, router: RagRouter):
+def _stock_sql(tool: BuiltSource, router: RagRouter):
     from llama_index.core import SQLDatabase
     from llama_index.core.query_engine import NLSQLTableQueryEngine
 
     return NLSQLTableQueryEngine(sql_database=SQLDatabase(tool.database.engine), llm=router.llm, streaming=True)
 
 
-def _stock_documents(tool: SourceTool, router: RagRouter):
+def _stock_documents(tool: BuiltSource, router: RagRouter):
     return tool.index.as_query_engine(llm=router.llm, streaming=True)
 
 
-def compare(asked: list[Asked], stock_engine: Callable[[SourceTool, RagRouter], object]) -> dict:
+def compare(asked: list[Asked], stock_engine: Callable[[BuiltSource, RagRouter], object]) -> dict:
     """Each question by ours, then by the stock engine; both summaries and the ratio of their medians."""
     stock_engines: dict[str, object] = {}
     ours, stock = [], []
     for router, source, question in asked:
         ours.append(_ours(router, source, question))
-        engine = stock_engines.setdefault(source, stock_engine(router.tool(source), router))
+        engine = stock_engines.setdefault(source, stock_engine(built(router, source), router))
         stock.append(_stock(router, engine, question))
     mine, theirs = summary(ours), summary(stock)
     return {"ragrouter": mine, "stock": theirs, "ratio": round(mine["median_ms"] / theirs["median_ms"], 3)}
@@ -167,7 +166,7 @@ def sql_questions(demo: RagRouter, reference: RagRouter, n: int) -> list[Asked]:
 
 
 def documents_questions(demo: RagRouter, reference: RagRouter, n: int) -> list[Asked]:
-    indexed = {t.source.name for t in reference.tools if t.index is not None}
+    indexed = {t.source.name for t in built_sources(reference) if t.index is not None}
     dev = [q for q in retrieval_questions(EVAL_DIR, "dev") if q["source"] in indexed]
     asked = [(demo, "handbook", q) for q in DEMO_DOCUMENTS]
     return asked + [(reference, q["source"], q["question"]) for q in stratified(dev, n - len(asked), "source")]

@@ -1,5 +1,5 @@
 """How a question gets answered: a package per path (routing, documents, crag, sql; web.py), what the paths share
-(answers, models, matching), and the modules beneath them all (settings, sources, trace, stage_clock, language, milvus)."""
+(answers, models, matching), and the modules beneath them all (settings, sources, trace, tracing, language, milvus)."""
 
 import contextlib
 import logging

@@ -202,6 +202,15 @@ class Settings(BaseSettings):
         "(a follow-up of a database turn leaves it for another database only when it names a table, column or value only that one has).",
     )
 
+    otel: Literal["off", "file", "otlp"] = Field(
+        default="off",
+        description="Export every question's trace as OpenTelemetry/OpenInference spans: `file` appends OTLP JSON lines to traces.jsonl in the "
+        "state folder, `otlp` sends them to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (Phoenix, Langfuse, any collector; docs/observability.md).",
+    )
+    otel_hide_io: bool = Field(
+        default=False, description="Leave prompts, passages and answers out of exported spans (OpenInference's hide inputs/outputs)."
+    )
+
     sources_file: Path = Field(
         default=DATA_DIR / "sources.yaml", description="The sources file: which documents, databases and web search to route among."
     )

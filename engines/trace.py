@@ -49,7 +49,6 @@ class SqlAttempt(BaseModel):
     ran: str | None = None
     error: str | None = None
     kind: str | None = None
-    ms: float = 0.0
     written: int = 1
     votes: int = 1
     chosen: int = 0
@@ -66,7 +65,6 @@ class CragRecord(BaseModel):
     actions: list[str]
     verification: str | None = None
     steps: list[dict[str, Any]] = Field(default_factory=list)
-    llm_calls: int = 0
 
 
 class MetadataRecord(BaseModel):
@@ -92,6 +90,15 @@ class ConversationRecord(BaseModel):
     cancelled: bool = False  # sent, then cancelled by the person before it was answered: kept, never condensed over
 
 
+class AskedInConversation(BaseModel):
+    """What the conversation hands the router with a follow-up made standalone: the question as asked, its place in
+    the conversation, and the conversation's notes (the trace is built in the router only)."""
+
+    question: str
+    record: ConversationRecord
+    notes: list[str] = Field(default_factory=list)
+
+
 class ModelCall(BaseModel):
     """One call to the local model: how much of its prompt llama.cpp read and how much it reused from the
     evaluation left by the call before (the shared schema, system text), and how long each part took."""
@@ -104,7 +111,58 @@ class ModelCall(BaseModel):
     generate_ms: float
 
 
+class SpanRecord(BaseModel):
+    """One span of the question (engines/tracing/recorder.py): a stage, a LlamaIndex component or a model call;
+    times in ms from the question's start."""
+
+    id: str
+    name: str
+    parent: str | None = None
+    start_ms: float
+    duration_ms: float = 0.0
+    kind: str | None = None  # "llm": a call to the model (one per call, however it is wrapped)
+    attributes: dict[str, Any] = Field(default_factory=dict)
+
+
+class SqlResult(BaseModel):
+    """What the SQL path hands back: the query that ran (or the last one tried), its rows, and every attempt."""
+
+    sql: str
+    rows: list[list[Any]] = Field(default_factory=list)
+    columns: list[str] = Field(default_factory=list)
+    attempts: list[SqlAttempt] = Field(default_factory=list)
+
+    def fill(self, trace: Trace, source: str) -> None:
+        trace.sql, trace.rows, trace.columns, trace.sql_attempts = self.sql or None, self.rows, self.columns, self.attempts
+        if self.attempts and self.attempts[-1].error:
+            trace.notes.append(f"SQL did not run: {self.attempts[-1].error}")
+
+
+class PassagesResult(BaseModel):
+    """What the documents and web paths hand back: the passages the answer was written from, and what the path
+    decided on the way (Corrective RAG's steps, a metadata lookup, a web search that failed)."""
+
+    passages: list[Passage] = Field(default_factory=list)
+    crag: CragRecord | None = None
+    metadata_query: MetadataRecord | None = None
+    web_error: str | None = None  # set: web search was unavailable, and why
+    declined: bool | None = None  # None: read from the answer
+
+    def fill(self, trace: Trace, source: str) -> None:
+        # A passage without a source is the answering collection's; a page fetched from the web says "web".
+        trace.passages = [p if p.source else p.model_copy(update={"source": source}) for p in self.passages]
+        trace.crag, trace.metadata_query = self.crag, self.metadata_query
+        trace.web_unavailable, trace.web_error = self.web_error is not None, self.web_error
+        if self.declined is not None:
+            trace.declined = self.declined
+
+
+PathResult = SqlResult | PassagesResult
+RESULT = "path_result"  # the response metadata key every path hands its PathResult under
+
+
 class Trace(BaseModel):
+    trace_id: str = ""  # the OpenTelemetry trace id when export is on (RAGROUTER_OTEL), else a random one of the same form
     question: str
     standalone_question: str = ""  # the question routed: `question`, or the follow-up rewritten to stand alone
     conversation: ConversationRecord | None = None
@@ -126,3 +184,4 @@ class Trace(BaseModel):
     metadata_query: MetadataRecord | None = None
     declined: bool = False
     notes: list[str] = Field(default_factory=list)
+    spans: list[SpanRecord] = Field(default_factory=list)  # every stage and model call, in the order they opened

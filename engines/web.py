@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
@@ -14,7 +15,8 @@ from llama_index.core.query_engine import CustomQueryEngine
 from engines.answers.citations import AnswerEngine
 from engines.answers.prompts import CITATION_QA, CITATION_REFINE
 from engines.settings import Settings
-from engines.stage_clock import stage
+from engines.trace import RESULT, PassagesResult
+from engines.tracing.recorder import span
 
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="web-search")
 
@@ -52,9 +54,17 @@ def _searxng(query: str, settings: Settings) -> list[dict]:
 
 
 def search_web(query: str, settings: Settings) -> list[Document]:
-    """Search with the configured backend within the time budget; any failure becomes WebSearchUnavailable."""
+    """Search with the configured backend within the time budget (the span "web"); any failure becomes WebSearchUnavailable."""
+    with span("web", query=query, backend=settings.web_backend) as opened:
+        documents = _search(query, settings)
+        opened.set(results=len(documents))
+    return documents
+
+
+def _search(query: str, settings: Settings) -> list[Document]:
     backend = {"duckduckgo": _duckduckgo, "searxng": _searxng, "tavily": _tavily}[settings.web_backend]
-    future = _POOL.submit(backend, query, settings)
+    # In a copy of this context, so what the backend does (its HTTP calls, instrumented or not) stays in the question's trace.
+    future = _POOL.submit(contextvars.copy_context().run, backend, query, settings)
     try:
         hits = future.result(timeout=settings.web_timeout_s)
     except FutureTimeout as err:
@@ -76,13 +86,12 @@ class WebQueryEngine(CustomQueryEngine):
 
     def custom_query(self, query_str: str) -> Response:
         try:
-            with stage("web"):
-                documents = search_web(query_str, self.settings)
+            documents = search_web(query_str, self.settings)
         except WebSearchUnavailable as err:
             return Response(
                 # The cause goes to the trace's notes: in the answer, exception text would trip the output guard.
                 response=f"Web search ({self.settings.web_backend}) is unavailable, so this question cannot be answered from the web right now.",
-                metadata={"web_unavailable": True, "web_error": str(err)},
+                metadata={RESULT: PassagesResult(web_error=str(err))},
             )
         engine = AnswerEngine.from_args(
             SummaryIndex.from_documents(documents),
@@ -90,6 +99,4 @@ class WebQueryEngine(CustomQueryEngine):
             citation_qa_template=CITATION_QA,
             citation_refine_template=CITATION_REFINE,
         )
-        response = engine.query(query_str)
-        response.metadata = {**(response.metadata or {}), "web_unavailable": False}
-        return response
+        return engine.query(query_str)

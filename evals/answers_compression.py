@@ -14,7 +14,7 @@ from llama_index.core.schema import TextNode
 from engines.answers.declines import declines
 from engines.documents.engine import build_answer_engine
 from engines.routing.router import CITATION_PREFIX, RagRouter
-from engines.stage_clock import question_clock
+from engines.tracing.recorder import recording
 from evals.answers_suite import correct_answer, summarise
 from evals.metrics import contains_answer, f1, share
 from evals.report import Report
@@ -29,7 +29,7 @@ def _measure(router: RagRouter, compress: str, item: dict) -> dict:
     index = SummaryIndex([TextNode(text=p) for p in item["passages"]])
     engine = build_answer_engine(index, index.as_retriever(), settings, router.llm, router.embed, rerank=False)
     start = time.perf_counter()
-    with question_clock() as clock:
+    with recording() as clock:
         response = engine.query(item["question"])
     ms = round(1000 * (time.perf_counter() - start), 1)
     answer = str(response.response or "").strip()

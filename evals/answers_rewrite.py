@@ -12,11 +12,12 @@ from collections import defaultdict
 
 from engines.documents.engine import build_documents_engine
 from engines.routing.router import RagRouter
-from engines.stage_clock import question_clock
+from engines.tracing.recorder import recording
 from evals.answers_suite import correct_answer
 from evals.metrics import contains_answer, latency, share
 from evals.report import Report
 from evals.runlog import RunLog
+from tools.build import built
 
 CHOICES = ("off", "structured")
 # The answers suite's sets that a retrieval-suite collection holds: set -> collection name (for the split).
@@ -34,11 +35,11 @@ def _guard(notes: list[str]) -> str | None:
 
 
 def _measure(router: RagRouter, rewrite: str, item: dict, split: str) -> dict:
-    tool = router.tool(COLLECTIONS[item["set"]].format(split=split))
+    tool = built(router, COLLECTIONS[item["set"]].format(split=split))
     settings = router.settings.model_copy(update={"rewrite": rewrite})
     engine = build_documents_engine(tool.index, settings, router.llm, router.embed, tool.source.language)
     start = time.perf_counter()
-    with question_clock() as clock:
+    with recording() as clock:
         response = engine.query(item["question"])
     answer = str(response.response or "").strip()
     read = " ".join(n.node.get_content() for n in response.source_nodes)

@@ -29,6 +29,8 @@ from engines.answers.output_guard import load_output_guard
 from engines.crag.workflow import CorrectiveQueryEngine, CorrectiveRAG, answer_bar
 from engines.documents.engine import build_answer_engine
 from engines.routing.router import RagRouter
+from engines.trace import RESULT
+from engines.tracing.recorder import recording
 from evals.metrics import contains_answer, f1, latency, share, word_support
 from evals.report import Report, latency_histogram
 from evals.runlog import RunLog
@@ -72,16 +74,18 @@ def correct_answer(answer: str, item: dict) -> bool:
 
 def _answer(engine: BaseQueryEngine, judge: FaithfulnessEvaluator, item: dict) -> dict:
     start = time.perf_counter()
-    response = engine.query(item["question"])
+    with recording() as recorded:
+        response = engine.query(item["question"])
     ms = round(1000 * (time.perf_counter() - start), 1)
     answer = str(response.response or "").strip()
     record = {"answer": answer, "ms": ms, "declined": declines(answer)}
-    crag = (response.metadata or {}).get("crag")
-    if crag:
-        record["crag"] = {k: crag[k] for k in ("confidence", "band", "actions", "verification", "llm_calls")}
+    result = (response.metadata or {}).get(RESULT)
+    if result is not None and result.crag is not None:
+        crag = result.crag
+        record["crag"] = {**crag.model_dump(include={"confidence", "band", "actions", "verification"}), "llm_calls": recorded.llm_calls}
         # Each answer check's draft and probability, so its threshold can be tuned on a run's records.
         record["crag"]["checks"] = [
-            {k: s.get(k) for k in ("label", "probability", "draft", "basis", "band")} for s in crag["steps"] if s["action"] == "verify"
+            {k: s.get(k) for k in ("label", "probability", "draft", "basis", "band")} for s in crag.steps if s["action"] == "verify"
         ]
     if item["answerable"]:
         golds = item["answers"]

@@ -30,12 +30,14 @@ from engines.conversation.condense import Condensed, Condenser
 from engines.conversation.previous import following
 from engines.routing.router import RagRouter
 from engines.sql.engine import TextToSQLQueryEngine, engine_limits
-from engines.trace import RouteRecord, SqlAttempt, Trace
+from engines.trace import RESULT, RouteRecord, Trace
+from engines.tracing.recorder import recording
 from evals.follow_up_detection import detection_rates, detection_table
 from evals.metrics import contains_answer, latency
 from evals.report import Report, latency_histogram
 from evals.runlog import RunLog
 from evals.sql_suite import execute, score
+from tools.build import built_sources
 from tools.chat import condense_llm, previous_of
 
 OURS = "ragrouter"
@@ -47,8 +49,8 @@ CAST_TOP_K = 10
 
 
 def _sql_of(metadata: dict) -> str | None:
-    attempts = metadata.get("attempts") or [{"sql": None}]
-    return attempts[-1]["sql"]
+    result = metadata.get(RESULT)
+    return result.attempts[-1].sql or None if result and result.attempts else None
 
 
 def _timed(call: Callable[[], dict]) -> tuple[dict, float]:
@@ -63,14 +65,15 @@ def _timed(call: Callable[[], dict]) -> tuple[dict, float]:
 def condense_turn(condenser: Condenser, question: str, history: list[Trace]) -> tuple[Condensed, dict]:
     """The condensed question, and what the log keeps of it."""
     start = time.perf_counter()
-    condensed = condenser.condense(question, history)
+    with recording() as recorded:
+        condensed = condenser.condense(question, history)
     ms = round(1000 * (time.perf_counter() - start), 1)
     record = {
         "standalone": condensed.question,
         "mark": condensed.mark,
         "rewritten": condensed.rewritten,
         "condense_ms": ms,
-        "condense_calls": condensed.llm_calls,
+        "condense_calls": recorded.llm_calls,
     }
     return condensed, record
 
@@ -101,7 +104,7 @@ def _ours(router: RagRouter, engine: TextToSQLQueryEngine, condenser: Condenser,
             metadata, ms = _timed(lambda q=condensed.question: engine.query(q).metadata)
         sql = _sql_of(metadata)
         route = RouteRecord(chosen=item["db"], candidates=[], reason="", selector="eval")
-        attempts = [SqlAttempt(**a) for a in metadata.get("attempts", [])]
+        attempts = metadata[RESULT].attempts if RESULT in metadata else []
         history.append(Trace(question=turn["utterance"], standalone_question=condensed.question, route=route, sql=sql, sql_attempts=attempts))
         turns.append({"sql": sql, "ms": round(ms + record["condense_ms"], 1), **record, **routes})
     return {"turns": turns}
@@ -130,7 +133,7 @@ def _stock(chat: CondenseQuestionChatEngine, item: dict) -> dict:
 
 
 def _score_sql(router: RagRouter, items: list[dict], logged: dict[str, list[dict]]) -> dict[str, dict]:
-    databases = {t.source.name: t.database for t in router.tools if t.database is not None}
+    databases = {t.source.name: t.database for t in built_sources(router) if t.database is not None}
     golds = [[execute(databases[i["db"]].engine, t["query"]) for t in i["turns"]] for i in items]
     summaries = {}
     for name, records in logged.items():
@@ -170,7 +173,7 @@ def _condense_cost(records: list[dict]) -> dict:
 
 def _run_sql(router: RagRouter, items: list[dict], report: Report, log: RunLog, condenser: Condenser) -> dict[str, list[dict]]:
     """Every SQL dialogue through the three systems; the records of each, in the order of `items`."""
-    tools = {t.source.name: t for t in router.tools}
+    tools = {t.source.name: t for t in built_sources(router)}
     settings = router.settings
     limits = {**engine_limits(settings), "write_answer": False}
     ours = {

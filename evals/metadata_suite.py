@@ -21,10 +21,11 @@ from llama_index.core.vector_stores.types import MetadataInfo, VectorStoreInfo
 from engines.documents.metadata.engine import MetadataQueryEngine
 from engines.documents.metadata.fields import version_key
 from engines.routing.router import RagRouter
-from engines.stage_clock import question_clock
+from engines.tracing.recorder import recording
 from evals.datasets import EvalDataError
 from evals.report import Report
 from evals.runlog import RunLog
+from tools.build import built
 
 SOURCE = "peps"
 PLAIN_TOP_K = 20
@@ -87,7 +88,7 @@ class Systems:
     """The three ways of answering, each returning (document ids or None, a count or None, ms, note)."""
 
     def __init__(self, router: RagRouter) -> None:
-        tool = router.tool(SOURCE)
+        tool = built(router, SOURCE)
         if not isinstance(tool.tool.query_engine, MetadataQueryEngine):
             raise EvalDataError(f"source '{SOURCE}' declares no metadata_fields: the metadata suite needs them")
         self.engine: MetadataQueryEngine = tool.tool.query_engine
@@ -107,7 +108,7 @@ class Systems:
         start = time.perf_counter()
         plain_ids = _unique_docs(self.plain.retrieve(item["question"]), k)
         plain_ms = (time.perf_counter() - start) * 1000
-        with question_clock() as clock:
+        with recording() as clock:
             start = time.perf_counter()
             found = self.engine.find(item["question"])
             ours_ms = (time.perf_counter() - start) * 1000

@@ -31,11 +31,12 @@ from engines.documents.fusion import fusing
 from engines.documents.llm_rerank import SafeLLMRerank
 from engines.documents.structured_rewrite import StructuredRewriteRetriever
 from engines.routing.router import RagRouter
-from engines.stage_clock import question_clock
+from engines.tracing.recorder import recording
 from evals.datasets import EvalDataError
 from evals.metrics import mrr_at, ndcg_at, recall_at
 from evals.report import Report
 from evals.runlog import RunLog
+from tools.build import built, built_sources
 
 DEPTH = 200  # chunks fetched per stage, enough for recall@100 over documents
 STAGES = ("dense", "bm25", "hybrid", "hybrid+rerank")
@@ -110,7 +111,7 @@ class StageRunner:
         return self._reranker
 
     def measure(self, item: dict) -> dict:
-        tool = self.router.tool(item["source"])
+        tool = built(self.router, item["source"])
         index, question = tool.index, item["question"]
         dense, dense_ms = _timed(lambda: index.as_retriever(similarity_top_k=DEPTH).retrieve(question))
         bm25, bm25_ms = _timed(lambda: _bm25(index, question))
@@ -139,7 +140,7 @@ class StageRunner:
         retriever = StructuredRewriteRetriever(
             index.as_retriever(similarity_top_k=DEPTH, vector_store_query_mode="hybrid"), self.router.llm, self.router.embed, DEPTH
         )
-        with question_clock() as clock:
+        with recording() as clock:
             (structured, ms) = _timed_value(lambda: retriever.rewrite(question))
         if structured is None:
             guard = "short" if any("is short" in n for n in clock.notes) else "unreadable"
@@ -156,7 +157,7 @@ class StageRunner:
         """The passages the model lists first, then those it left out in retrieval order (LLMRerank drops them;
         a ranking keeps them for recall); its time and model calls go into the record."""
         reranker = SafeLLMRerank(llm=self.router.llm, top_n=self.settings.top_k, choice_batch_size=self.settings.top_k)
-        with question_clock() as clock:
+        with recording() as clock:
             listed, ms = _timed(lambda: reranker.postprocess_nodes([NodeWithScore(node=n.node, score=n.score) for n in head], QueryBundle(question)))
         kept = {n.node.node_id for n in listed}
         ranked = listed + [n for n in head if n.node.node_id not in kept]
@@ -179,7 +180,7 @@ class StageRunner:
 def measure_rewrites(router: RagRouter, item: dict) -> dict:
     """The documents of the top_k hybrid retrieval for the question as asked and for each rewrite of it."""
     k, question = router.settings.top_k, item["question"]
-    retriever = router.tool(item["source"]).index.as_retriever(similarity_top_k=k, vector_store_query_mode="hybrid")
+    retriever = built(router, item["source"]).index.as_retriever(similarity_top_k=k, vector_store_query_mode="hybrid")
     record: dict = {"ranked": {}, "ms": {}, "queries": {}}
     for kind, rewrite in {ASKED: None, **REWRITES}.items():
         start = time.perf_counter()
@@ -241,7 +242,7 @@ def _bars(report: Report, per_source: dict[str, dict[str, dict[str, float]]]) ->
 
 
 def run_retrieval_suite(router: RagRouter, items: list[dict], report: Report, log: RunLog) -> None:
-    names = {t.source.name: t for t in router.tools}
+    names = {t.source.name: t for t in built_sources(router)}
     wrong = sorted(s for s in {q["source"] for q in items} if s not in names or names[s].index is None)
     if wrong:
         raise EvalDataError(f"the questions name sources that are not document sources in the sources file: {', '.join(wrong)}")

@@ -22,7 +22,7 @@ from evals.postgres import copy_sqlite, throwaway_cluster
 from evals.report import Report
 from evals.runlog import RunLog
 from evals.sql_suite import add_fewshot_examples, execute, our_sql, score, summarise
-from tools.build import build_router
+from tools.build import build_router, built_sources
 
 SQLITE = "ragrouter on SQLite"
 POSTGRES = "ragrouter on PostgreSQL"
@@ -42,7 +42,7 @@ def _postgres_sources(sqlite_sources: list[SqlSource], cluster_url: Callable[[Sq
 
 
 def _engines(router: RagRouter, names: dict[str, str], split: str) -> dict[str, TextToSQLQueryEngine]:
-    tools = {t.source.name: t for t in router.tools}
+    tools = {t.source.name: t for t in built_sources(router)}
     knowledge = {db: tools[name].knowledge for db, name in names.items()}
     add_fewshot_examples(knowledge, split)
     limits = engine_limits(router.settings)

@@ -25,10 +25,12 @@ from engines.sql.database import GuardedSQLDatabase, plain_value
 from engines.sql.engine import TextToSQLQueryEngine, engine_limits
 from engines.sql.guard import guard_sql
 from engines.sql.knowledge import SqlKnowledgeBase, example_node
+from engines.trace import RESULT, SqlAttempt
 from evals.datasets import EVAL_DIR, KAGGLE_DATABASES, EvalDataError, kaggle_questions
 from evals.metrics import latency
 from evals.report import Report, latency_histogram
 from evals.runlog import RunLog
+from tools.build import built_sources
 
 OURS = "ragrouter"
 BASELINE = "stock NLSQLTableQueryEngine"
@@ -108,15 +110,15 @@ def our_sql(engine: TextToSQLQueryEngine, item: dict, replayed: dict | None) -> 
     includes writing the queries, and adds this run's as `replay_ms`."""
     written = (replayed or {}).get("raw")
     metadata, ms = _generate(lambda: engine.replay(item["question"], written))
-    attempts = metadata.get("attempts") or [{"sql": None}]
-    sql = attempts[-1]["sql"]  # as the model wrote it: the guard's row limit must not cut the scored result
+    result = metadata.get(RESULT)
+    attempts = result.attempts if result and result.attempts else [SqlAttempt(sql="")]
     return {
-        "sql": sql,
+        "sql": attempts[-1].sql or None,  # as the model wrote it: the guard's row limit must not cut the scored result
         "ms": ms,
         "attempts": len(attempts),
-        "repaired": len(attempts) > 1 and not attempts[-1].get("error"),
-        "overturned": attempts[0].get("chosen", 0) > 0,
-        "raw": attempts[0].get("raw", []),
+        "repaired": len(attempts) > 1 and not attempts[-1].error,
+        "overturned": attempts[0].chosen > 0,
+        "raw": attempts[0].raw,
         **({"ms": replayed["ms"], "replay_ms": ms} if written is not None else {}),
     }
 
@@ -169,7 +171,7 @@ def summarise(records: list[dict], items: list[dict]) -> dict:
 def run_sql_suite(router: RagRouter, items: list[dict], report: Report, log: RunLog, replay: RunLog | None = None) -> None:
     """Both systems on the items; with `replay` (an earlier run's log), what it holds of the items is reused: the
     stock engine's SQL, and our first attempt's queries as the model wrote them."""
-    names = {t.source.name: t for t in router.tools}
+    names = {t.source.name: t for t in built_sources(router)}
     wrong = sorted(db for db in {q["db"] for q in items} if db not in names or names[db].database is None)
     if wrong:
         raise EvalDataError(f"the questions name databases that are not SQL sources in the sources file: {', '.join(wrong)}")

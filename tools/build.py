@@ -3,6 +3,7 @@ description and profile texts the router reads, and the router over them."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from llama_index.core import Settings as LlamaSettings
@@ -29,9 +30,32 @@ from engines.settings import Settings
 from engines.sources import DocumentsSource, Source, SourcesError, SqlSource, WebSource, load_sources
 from engines.sql.database import GuardedSQLDatabase, open_engine, schema_summary
 from engines.sql.engine import TextToSQLQueryEngine, engine_limits
-from engines.sql.knowledge import open_knowledge_base
+from engines.sql.knowledge import SqlKnowledgeBase, open_knowledge_base
 from engines.web import WebQueryEngine
 from tools.descriptions import WEB_DESCRIPTION, WEB_PROFILE, DescriptionCache, describe_database, table_profile, table_words
+
+
+@dataclass
+class BuiltSource(SourceTool):
+    """A source's tool as the router takes it, with the path's parts that the app and evals reach for (a database
+    to check corrected SQL on, the SQL knowledge base to add examples to, the index to retrieve from directly)."""
+
+    database: GuardedSQLDatabase | None = None
+    knowledge: SqlKnowledgeBase | None = None
+    index: VectorStoreIndex | None = None
+
+
+def built_sources(router: RagRouter) -> list[BuiltSource]:
+    """The router's tools as this module built them."""
+    return [t for t in router.tools if isinstance(t, BuiltSource)]
+
+
+def built(router: RagRouter, name: str) -> BuiltSource:
+    """Source `name` as this module built it (SourcesError when the router has none of that name)."""
+    tool = router.tool(name)
+    if not isinstance(tool, BuiltSource):
+        raise SourcesError(f"source '{name}' was not built by tools/build.py")
+    return tool
 
 
 def build_router(settings: Settings, sources_file: Path | None = None, llm: LLM | None = None, embed: BaseEmbedding | None = None) -> RagRouter:
@@ -69,7 +93,7 @@ def _catalog(source: DocumentsSource, settings: Settings) -> Catalog:
 
 def _documents_tool(
     source: DocumentsSource, settings: Settings, llm: LLM, embed: BaseEmbedding, cache: DescriptionCache, guard: OutputGuard
-) -> SourceTool:
+) -> BuiltSource:
     entry = cache.get(source.name)
     if entry is None or not docstore_path(settings, source.name).is_file():
         raise SourcesError(f"source '{source.name}' has not been ingested yet: run `ragrouter ingest` (with the same --sources file) first")
@@ -81,7 +105,7 @@ def _documents_tool(
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=description)
     profile = profile_texts(description, source.description, entry["samples"])
     probe = coverage_probe(index.vector_store, is_lite(settings.milvus_uri), probe_copy_path(settings.state_dir, source.name))
-    return SourceTool(source, tool, profile, probe=probe, index=index)
+    return BuiltSource(source, tool, profile, probe=probe, index=index)
 
 
 def _sql_profile(source: SqlSource, database: GuardedSQLDatabase) -> list[str]:
@@ -91,7 +115,7 @@ def _sql_profile(source: SqlSource, database: GuardedSQLDatabase) -> list[str]:
     return profile_texts(description, source.description, [*table_profile(tables), *table_words(tables)])
 
 
-def _sql_tool(source: SqlSource, settings: Settings, llm: LLM, embed: BaseEmbedding) -> SourceTool:
+def _sql_tool(source: SqlSource, settings: Settings, llm: LLM, embed: BaseEmbedding) -> BuiltSource:
     database = GuardedSQLDatabase(open_engine(source, settings.sql_timeout_s), settings.sql_row_limit)
     knowledge = open_knowledge_base(source.name, database.engine, source.knowledge, settings, embed)
     engine = TextToSQLQueryEngine(
@@ -103,14 +127,14 @@ def _sql_tool(source: SqlSource, settings: Settings, llm: LLM, embed: BaseEmbedd
     )
     profile = _sql_profile(source, database)
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=profile[0])
-    return SourceTool(source, tool, profile, database, knowledge, schema_vocabulary(database.engine), probe=knowledge.coverage)
+    return BuiltSource(source, tool, profile, schema_vocabulary(database.engine), knowledge.coverage, database, knowledge)
 
 
 def _web_profile(source: WebSource) -> list[str]:
     return profile_texts(source.description or WEB_DESCRIPTION, source.description, WEB_PROFILE)
 
 
-def build_tools(sources: list[Source], settings: Settings, llm: LLM, embed: BaseEmbedding, guard: OutputGuard) -> list[SourceTool]:
+def build_tools(sources: list[Source], settings: Settings, llm: LLM, embed: BaseEmbedding, guard: OutputGuard) -> list[BuiltSource]:
     cache = DescriptionCache(settings.state_dir / "descriptions.json")
     tools = []
     for source in sources:
@@ -122,5 +146,5 @@ def build_tools(sources: list[Source], settings: Settings, llm: LLM, embed: Base
             description = source.description or WEB_DESCRIPTION
             engine = WebQueryEngine(settings=settings, llm=llm)
             tool = QueryEngineTool.from_defaults(engine, name=source.name, description=description)
-            tools.append(SourceTool(source, tool, _web_profile(source)))
+            tools.append(BuiltSource(source, tool, _web_profile(source)))
     return tools

@@ -3,7 +3,6 @@ as any question, and the turn saved with its trace."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable
 
@@ -17,7 +16,9 @@ from engines.language import asked_as
 from engines.models.llm import build_llm
 from engines.routing.router import RagRouter, check_question
 from engines.settings import Settings
-from engines.trace import ConversationRecord, Trace
+from engines.trace import AskedInConversation, ConversationRecord, Trace
+from engines.tracing.recorder import question as question_recording
+from engines.tracing.recorder import span
 
 
 def condense_llm(settings: Settings, llm: LLM) -> LLM:
@@ -51,29 +52,36 @@ class Chat:
         notes: list[str] = []
         conversation_id, saved_turns, saved = self._open(conversation_id, notes)
         turns = [t for t in saved_turns if not (t.conversation and t.conversation.cancelled)]
-        start = time.perf_counter()
-        condensed = self.condenser.condense(text, turns) if self.router.settings.condense else Condensed.as_asked(text)
-        condense_ms = round((time.perf_counter() - start) * 1000, 1)
-        previous = previous_of(turns[-1]) if turns and condensed.mark else None
-        with asked_as(text):  # a follow-up condensed into another language is answered in the one asked in
-            trace = self.router.ask(condensed.question, source, listener, previous)
-        trace.question, trace.standalone_question = text, condensed.question
-        trace.timings_ms["condense"] = condense_ms
-        trace.timings_ms["total"] = round(trace.timings_ms["total"] + condense_ms, 1)
-        trace.llm_calls += condensed.llm_calls
-        trace.notes = notes + ([condensed.note] if condensed.note else []) + trace.notes
-        if condensed.dropped_turns:
-            trace.notes.append(f"The {condensed.dropped_turns} oldest turns did not fit the history the condense step reads and were left out.")
-        trace.conversation = ConversationRecord(
-            id=conversation_id,
-            turn=len(saved_turns) + 1,
-            follow_up=condensed.mark,
-            rewritten=condensed.rewritten,
-            dropped_turns=condensed.dropped_turns,
-        )
+        with question_recording(text):  # one trace from the condense step to the answer
+            condensed = self._condense(text, turns)
+            if condensed.note:
+                notes.append(condensed.note)
+            if condensed.dropped_turns:
+                notes.append(f"The {condensed.dropped_turns} oldest turns did not fit the history the condense step reads and were left out.")
+            record = ConversationRecord(
+                id=conversation_id,
+                turn=len(saved_turns) + 1,
+                follow_up=condensed.mark,
+                rewritten=condensed.rewritten,
+                dropped_turns=condensed.dropped_turns,
+            )
+            previous = previous_of(turns[-1]) if turns and condensed.mark else None
+            with asked_as(text):  # a follow-up condensed into another language is answered in the one asked in
+                trace = self.router.ask(
+                    condensed.question, source, listener, previous, AskedInConversation(question=text, record=record, notes=notes)
+                )
         if saved:
             self._save(conversation_id, trace)
         return trace
+
+    def _condense(self, text: str, turns: list[Trace]) -> Condensed:
+        if not self.router.settings.condense:
+            return Condensed.as_asked(text)
+        with span("condense", question=text, turns=len(turns)) as opened:
+            condensed = self.condenser.condense(text, turns)
+            opened.set(follow_up=condensed.mark, rewritten=condensed.rewritten)
+            opened.output = condensed.question
+        return condensed
 
     def save_cancelled(self, question: str, conversation_id: str) -> Trace:
         """Keep a question the person cancelled before it was answered, as a turn that says so."""

@@ -5,22 +5,22 @@ from __future__ import annotations
 
 import re
 
-from engines.routing.source_tool import SourceTool
 from engines.sources import SqlSource
 from engines.sql.knowledge import read_knowledge_file
+from tools.build import BuiltSource
 
 WEB_EXAMPLE = "What is the weather in Berlin today?"
 # A description lists what a source holds after its first colon ("HR policies: remote work, annual leave, …").
 LISTED = re.compile(r":\s*([^,;/.，、。]+)")
 
 
-def _documents_example(tool: SourceTool) -> str:
+def _documents_example(tool: BuiltSource) -> str:
     listed = LISTED.search(tool.tool.metadata.description or "")
     topic = listed.group(1).strip() if listed else tool.source.name
     return f"What does {tool.source.name} say about {topic}?"
 
 
-def _sql_example(tool: SourceTool) -> str:
+def _sql_example(tool: BuiltSource) -> str:
     source = tool.source
     if isinstance(source, SqlSource) and source.knowledge:
         examples = read_knowledge_file(source.knowledge).examples
@@ -30,7 +30,7 @@ def _sql_example(tool: SourceTool) -> str:
     return f"How many {tables[0].replace('_', ' ')} are there?" if tables else f"What is in {source.name}?"
 
 
-def example_questions(tools: list[SourceTool]) -> list[str]:
+def example_questions(tools: list[BuiltSource]) -> list[str]:
     """The first documents, SQL and web source's example question, in that order (those configured)."""
     examples = []
     for kind, make in (("documents", _documents_example), ("sql", _sql_example), ("web", lambda t: WEB_EXAMPLE)):

@@ -11,6 +11,7 @@ from engines.conversation.store import ConversationStoreError
 from engines.routing.router import QuestionError, check_question
 from engines.settings import Settings
 from engines.trace import MetadataRecord, SqlAttempt, Trace
+from tools.build import built, built_sources
 from tools.chat import Chat
 from tools.examples import example_questions
 from tools.question_queue import Job, JobState
@@ -68,7 +69,7 @@ def compare_selectors(index: int, trace: Trace) -> None:
 
 def sql_feedback(index: int, trace: Trace) -> None:
     """Keep this question with its SQL, as written or as corrected, as an example in the SQL knowledge base."""
-    tool = router.tool(trace.route.chosen)
+    tool = built(router, trace.route.chosen)
     if tool.knowledge is None or not trace.sql_attempts:
         return
     if st.button("This SQL is right", key=f"right-{index}"):
@@ -368,7 +369,7 @@ with st.sidebar:
 for index, trace in enumerate(turns):
     show_turn(index, trace)
 
-clicked = start_page(example_questions(router.tools)) if not turns else None
+clicked = start_page(example_questions(built_sources(router))) if not turns else None
 if question := st.chat_input("Ask a question…") or clicked:
     try:
         text = check_question(question, router.settings.max_question_chars)

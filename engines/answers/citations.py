@@ -1,5 +1,6 @@
-"""The documents and web paths' answer engine: LlamaIndex's CitationQueryEngine with each stage timed (retrieve,
-rerank, compress, generate) and its answer streamed to whoever listens (engines/answers/streaming.py)."""
+"""The documents and web paths' answer engine: LlamaIndex's CitationQueryEngine with each stage a span (retrieve,
+scope, rerank, compress, generate), its answer streamed to whoever listens (engines/answers/streaming.py) and
+handed back with its passages (engines/answers/passages.py)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,14 @@ from llama_index.core.response_synthesizers import BaseSynthesizer, ResponseMode
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from engines.answers.declines import nothing_found
+from engines.answers.passages import with_passages
 from engines.answers.streaming import current
-from engines.stage_clock import stage
+from engines.tracing.recorder import span
 
-# The stage each of our node postprocessors is (by LlamaIndex's class_name(); anything else: bookkeeping).
+# The stage each of our node postprocessors is (by LlamaIndex's class_name(); anything else: bookkeeping, counted
+# with retrieval). LlamaIndex opens no span for a postprocessor.
 POSTPROCESSOR_STAGES = {
+    "ScopeFilter": "scope",
     "ColbertRerank": "rerank",
     "LLMRerank": "rerank",
     "SentenceEmbeddingOptimizer": "compress",
@@ -30,7 +34,7 @@ POSTPROCESSOR_STAGES = {
 
 
 class AnswerEngine(CitationQueryEngine):
-    """CitationQueryEngine timed stage by stage; while an answer stream is open, it answers through a streaming
+    """CitationQueryEngine with a span per stage; while an answer stream is open, it answers through a streaming
     twin of its synthesizer (same model, same prompts) and relays the tokens."""
 
     _streaming: BaseSynthesizer
@@ -53,18 +57,20 @@ class AnswerEngine(CitationQueryEngine):
 
     def retrieve(self, query_bundle: QueryBundle, retriever: BaseRetriever | None = None) -> list[NodeWithScore]:
         """The engine's retrieval and postprocessors; `retriever` replaces its own (Corrective RAG's fusion) when given."""
-        with stage("retrieve"):
+        with span("retrieve", query=query_bundle.query_str) as opened:
             nodes = (retriever or self._retriever).retrieve(query_bundle)
+            opened.set(passages=len(nodes))
         for postprocessor in self._node_postprocessors:
-            with stage(POSTPROCESSOR_STAGES.get(postprocessor.class_name(), "retrieve")):
+            with span(POSTPROCESSOR_STAGES.get(postprocessor.class_name(), "retrieve"), postprocessor=postprocessor.class_name()) as opened:
                 nodes = postprocessor.postprocess_nodes(nodes, query_bundle=query_bundle)
+                opened.set(passages=len(nodes))
         return nodes
 
     def synthesize(
         self, query_bundle: QueryBundle, nodes: list[NodeWithScore], additional_source_nodes: Sequence[NodeWithScore] | None = None
     ) -> RESPONSE_TYPE:
         stream = current()
-        with stage("generate"):
+        with span("generate", passages=len(nodes)):
             if stream is None:
                 return super().synthesize(query_bundle, nodes, additional_source_nodes)
             streamed = self._streaming.synthesize(
@@ -77,5 +83,5 @@ class AnswerEngine(CitationQueryEngine):
         # The stock _query calls the synthesizer directly; answering through synthesize() times and streams it.
         nodes = self.retrieve(query_bundle)
         if not nodes:  # every passage was set aside (engines/documents/scope/years.py): the stock synthesizer would say "Empty Response"
-            return Response(response=nothing_found(query_bundle.query_str))
-        return self.synthesize(query_bundle, nodes)
+            return with_passages(Response(response=nothing_found(query_bundle.query_str)))
+        return with_passages(self.synthesize(query_bundle, nodes))

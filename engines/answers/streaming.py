@@ -1,6 +1,6 @@
 """The answer as it is written: its tokens go to a listener (the app, `ragrouter ask`) while the model writes them.
 
-A context variable holds the listener of the question being answered, as the stage clock does for timings, so
+A context variable holds the listener of the question being answered, as the recorder does for spans, so
 the answering steps need no extra argument: synthesis on the documents and web paths and the SQL answer sentence
 stream only while someone listens, and evals and tests that do not listen run as before. The output guard reads
 the text at every token, so a leak is cut off where it starts matching a rule: the listener is told to withdraw
@@ -9,7 +9,6 @@ what it showed and hears nothing more of that answer.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -19,6 +18,7 @@ from typing import Protocol
 from llama_index.core.llms import LLM
 
 from engines.answers.output_guard import OutputGuard
+from engines.tracing.recorder import mark
 
 
 class AnswerListener(Protocol):
@@ -39,16 +39,13 @@ class AnswerListener(Protocol):
 class AnswerStream:
     listener: AnswerListener
     guard: OutputGuard
-    first_token_at: float | None = None  # time.perf_counter() of the first token of any answer
-    rows_at: float | None = None  # time.perf_counter() when the SQL path's rows were shown
 
     def relay(self, tokens: Iterable[str]) -> str:
         """Pass each token on while the text keeps to the guard's rules; return the whole text either way."""
         self.listener.begin()
         text, cut = "", False
         for delta in tokens:
-            if self.first_token_at is None:
-                self.first_token_at = time.perf_counter()
+            mark("first_token")
             text += delta
             if cut:
                 continue
@@ -83,7 +80,7 @@ def show_rows(sql: str, columns: list[str], rows: list[tuple]) -> None:
     """Pass the rows a query returned to the listener, as soon as they exist."""
     stream = current()
     if stream is not None:
-        stream.rows_at = time.perf_counter()
+        mark("rows_shown")
         stream.listener.rows(sql, columns, rows)
 
 

@@ -63,13 +63,12 @@ class Condensed:
     mark: str | None  # why the cheap check took the question for a follow-up; None: it stands alone
     rewritten: bool
     dropped_turns: int  # earlier turns left out because the history would not fit
-    llm_calls: int
     note: str | None = None  # why a rewrite was not taken
 
     @classmethod
     def as_asked(cls, question: str) -> Condensed:
         """A question that stands alone (or a first one): routed as asked, with no model call."""
-        return cls(question, None, False, 0, 0)
+        return cls(question, None, False, 0)
 
 
 def turn_messages(turns: list[Trace]) -> list[ChatMessage]:
@@ -111,12 +110,10 @@ class Condenser:
         mark = follow_up_mark(question) if turns else None
         if mark is None:
             return Condensed.as_asked(question)
-        calls = 0
         pointer = pointer_in(question) if has_chinese(question) else None
-        if pointer is not None:  # one thing pointed back at: found in the last question, not the whole rewritten
-            calls = 1
-            if referent := find_referent(self.llm, question, turns[-1].standalone_question or turns[-1].question):
-                return Condensed(put_back(question, pointer, referent), mark, True, 0, calls)
+        # One thing pointed back at: found in the last question, not the whole rewritten.
+        if pointer is not None and (referent := find_referent(self.llm, question, turns[-1].standalone_question or turns[-1].question)):
+            return Condensed(put_back(question, pointer, referent), mark, True, 0)
         messages = turn_messages(turns)
         memory = ChatMemoryBuffer.from_defaults(chat_history=messages, token_limit=self.history_tokens)
         kept = memory.get()
@@ -128,11 +125,11 @@ class Condenser:
         rewrite = " ".join(text.split()).strip().strip('"“”')
         refused = self._refusal(rewrite, question, turns)
         if refused:
-            return Condensed(question, mark, False, dropped, calls + 1, f"The condensed question was not used: {refused}.")
+            return Condensed(question, mark, False, dropped, f"The condensed question was not used: {refused}.")
         if rewrite == question:
             note = "The condense step left the follow-up as it was: the model wrote it back unchanged."
-            return Condensed(question, mark, False, dropped, calls + 1, note)
-        return Condensed(rewrite, mark, True, dropped, calls + 1)
+            return Condensed(question, mark, False, dropped, note)
+        return Condensed(rewrite, mark, True, dropped)
 
     @staticmethod
     def _refusal(rewrite: str, question: str, turns: list[Trace]) -> str | None:

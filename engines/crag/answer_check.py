@@ -28,12 +28,11 @@ FILLER = frozenset("的 了 是 在 和 有 为 将 被 由 资料 根据 source
 
 @dataclass
 class Check:
-    """The label, the sentence it rests on and the grader's probability for it, and the model calls it took."""
+    """The label, the sentence it rests on and the grader's probability for it."""
 
     label: str  # GOOD, HALLUCINATION, NO_CONTEXT or INSUFFICIENT
     evidence: str = ""
     probability: float | None = None
-    calls: int = 0
     basis: str = ""  # "sentence": the grader read the sentence; "passage": it had graded the sentence's passage
 
 
@@ -88,6 +87,6 @@ def verify(
         return Check("HALLUCINATION")
     prior = _passage_grade(sentence, graded or {})
     if prior is not None and prior >= supported:
-        return Check("GOOD", sentence, prior, 0, "passage")
-    probability, calls = grader.remembered(question, sentence, asked if asked is not None else {})
-    return Check("GOOD" if probability >= supported else "INSUFFICIENT", sentence, probability, calls, "sentence")
+        return Check("GOOD", sentence, prior, "passage")
+    probability = grader.remembered(question, sentence, asked if asked is not None else {})
+    return Check("GOOD" if probability >= supported else "INSUFFICIENT", sentence, probability, "sentence")

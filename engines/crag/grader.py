@@ -19,7 +19,6 @@ the weight and center were picked on Chinese passages, and e5 puts English quest
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -48,8 +47,6 @@ class Grade:
 
     probabilities: list[float | None] = field(default_factory=list)  # None: not graded (an earlier one sufficed)
     confidence: float = 0.0
-    ms: float = 0.0
-    calls: int = 0
 
     def relevant(self, threshold: float = 0.5) -> list[int]:
         """Indexes of the passages not judged "no": graded at `threshold` or more, or not graded at all."""
@@ -118,13 +115,12 @@ class RetrievalGrader:
         cosine = similarity(self._queries[question], self._embed.get_text_embedding(graded_text(passage)))
         return with_cosine(probability, cosine, self._weight, self._center)
 
-    def remembered(self, question: str, passage: str, known: dict[str, float], ask: Callable[[str, str], float] | None = None) -> tuple[float, int]:
+    def remembered(self, question: str, passage: str, known: dict[str, float], ask: Callable[[str, str], float] | None = None) -> float:
         """`ask` (by default `probability`), taken from `known` (text -> probability, for this question) when it is
-        there, else asked and kept in it; and the model calls it took (0 or 1)."""
-        calls = int(passage not in known)
-        if calls:
+        there, else asked and kept in it."""
+        if passage not in known:
             known[passage] = (ask or self.probability)(question, passage)
-        return known[passage], calls
+        return known[passage]
 
     def _raw_probability(self, question: str, passage: str) -> float:
         # The question comes before the passage so consecutive calls share the prompt up to it (llama.cpp reuses it).
@@ -138,14 +134,12 @@ class RetrievalGrader:
 
     def grade(self, question: str, passages: list[str], known: dict[str, float] | None = None, enough: float = 1.0) -> Grade:
         """Grade in rank order until one passage scores `enough`; the rest get None. `known` caches by passage."""
-        start, known, calls = time.perf_counter(), known if known is not None else {}, 0
+        known = known if known is not None else {}
         probabilities: list[float | None] = []
         for passage in passages:
             if probabilities and max(p for p in probabilities if p is not None) >= enough:
                 probabilities.append(None)
                 continue
-            probability, asked = self.remembered(question, passage, known, self.passage_probability)
-            probabilities.append(probability)
-            calls += asked
+            probabilities.append(self.remembered(question, passage, known, self.passage_probability))
         confidence = round(10 * max((p for p in probabilities if p is not None), default=0.0), 2)
-        return Grade(probabilities, confidence, round(1000 * (time.perf_counter() - start), 1), calls)
+        return Grade(probabilities, confidence)

@@ -1,7 +1,8 @@
 """Corrective RAG on the documents path (Yan et al. 2024): grade what was retrieved, then answer, rewrite the
 question and retrieve again, or go to the web; verify the answer; guard what is shown.
 
-A LlamaIndex Workflow, one step per stage, so each stage's inputs, decision and time land in the trace:
+A LlamaIndex Workflow, one step per stage, so each stage's inputs and decision land in the trace (and its time:
+each step is a LlamaIndex span, "CorrectiveRAG.<step>"):
 
     retrieve -> grade --(>= upper)--------------------------------> generate -> verify -> guard -> answer
                   |---(lower..upper, rewrites left)--> rewrite -> retrieve          |
@@ -15,7 +16,6 @@ sentences, the ones nearest the question kept in document order) followed by dro
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +29,7 @@ from pydantic import ConfigDict
 
 from engines.answers.declines import declines, nothing_found
 from engines.answers.output_guard import OutputGuard
+from engines.answers.passages import with_passages
 from engines.crag.answer_check import verify
 from engines.crag.grader import RetrievalGrader
 from engines.crag.rewrites import REWRITES
@@ -36,6 +37,7 @@ from engines.documents.fusion import fusing
 from engines.documents.scope.filter import out_of_scope
 from engines.language import answer_in_chinese, is_short
 from engines.settings import Settings
+from engines.trace import CragRecord
 from engines.web import WebSearchUnavailable, search_web
 
 STATE = "crag"
@@ -58,21 +60,13 @@ class CragState:
     seen: set[str] = field(default_factory=set)  # ids of the passages retrieved so far
     rewrites: int = 0
     retried: bool = False
-    llm_calls: int = 0
 
-    def record(self, action: str, start: float, **details: Any) -> None:
+    def record(self, action: str, **details: Any) -> None:
         self.actions.append(action)
-        self.steps.append({"action": action, "ms": round(1000 * (time.perf_counter() - start), 1), **details})
+        self.steps.append({"action": action, **details})
 
-    def as_trace(self) -> dict:
-        return {
-            "confidence": self.confidence,
-            "band": self.band,
-            "actions": self.actions,
-            "verification": self.verification,
-            "steps": self.steps,
-            "llm_calls": self.llm_calls,
-        }
+    def as_trace(self) -> CragRecord:
+        return CragRecord(confidence=self.confidence, band=self.band, actions=self.actions, verification=self.verification, steps=self.steps)
 
 
 class _Event(Event):
@@ -151,7 +145,7 @@ class CorrectiveRAG(Workflow):
 
     @step
     async def retrieve(self, ctx: Context, ev: RetrieveEvent) -> GradeEvent:
-        state, start = await self._state(ctx), time.perf_counter()
+        state = await self._state(ctx)
         retriever = self._engine.retriever
         top_k = getattr(retriever, "similarity_top_k", None)
         if ev.top_k_factor > 1 and top_k:
@@ -163,14 +157,12 @@ class CorrectiveRAG(Workflow):
         finally:
             if top_k:
                 retriever.similarity_top_k = top_k
-        state.record(
-            "retrieve", start, query=query.query_str, sub_questions=[q.query_str for q in extra], passages=len(nodes), wider=ev.top_k_factor > 1
-        )
+        state.record("retrieve", query=query.query_str, sub_questions=[q.query_str for q in extra], passages=len(nodes), wider=ev.top_k_factor > 1)
         return GradeEvent(nodes=nodes)
 
     @step
     async def grade(self, ctx: Context, ev: GradeEvent) -> GenerateEvent | RewriteEvent | WebEvent:
-        state, start = await self._state(ctx), time.perf_counter()
+        state = await self._state(ctx)
         # A rewrite that retrieved only passages seen before (a collection smaller than the retrieval, or a
         # rewrite too close to the question) shows that rewriting finds nothing more here: no further rewrite.
         # By node id, as compression cuts a passage differently for each query.
@@ -182,13 +174,11 @@ class CorrectiveRAG(Workflow):
         scope = self._settings.year_scope, self._settings.number_scope
         nodes = [n for n in ev.nodes if not out_of_scope(state.question, n.node.get_content(), *scope)]
         grade = self._grader.grade(state.question, _texts(nodes), state.graded, self._settings.crag_upper / 10)
-        state.llm_calls += grade.calls
         if not state.best or grade.confidence > state.confidence:
             state.confidence, state.best = grade.confidence, [nodes[i] for i in grade.relevant()]
         state.band = band(state.confidence, self._settings.crag_lower, self._settings.crag_upper)
         state.record(
             "grade",
-            start,
             confidence=grade.confidence,
             probabilities=grade.probabilities,
             band=state.band,
@@ -204,18 +194,17 @@ class CorrectiveRAG(Workflow):
 
     @step
     async def rewrite(self, ctx: Context, ev: RewriteEvent) -> RetrieveEvent:
-        state, start = await self._state(ctx), time.perf_counter()
+        state = await self._state(ctx)
         kinds = self._settings.crag_rewrites
         kind = kinds[state.rewrites % len(kinds)]
         state.rewrites += 1
-        state.llm_calls += 1
         queries = REWRITES[kind](state.question, self._llm)
-        state.record(f"rewrite:{kind}", start, queries=[q.query_str for q in queries], embedded=list(queries[0].embedding_strs)[:1])
+        state.record(f"rewrite:{kind}", queries=[q.query_str for q in queries], embedded=list(queries[0].embedding_strs)[:1])
         return RetrieveEvent(queries=queries)
 
     @step
     async def web(self, ctx: Context, ev: WebEvent) -> GenerateEvent:
-        state, start = await self._state(ctx), time.perf_counter()
+        state = await self._state(ctx)
         try:
             documents = search_web(state.question, self._settings)
         except WebSearchUnavailable as err:
@@ -223,49 +212,45 @@ class CorrectiveRAG(Workflow):
             # unreachable): answer from the best-graded passages in either band (for the ambiguous one they are
             # `keep`) and let the answer check decide whether the answer is supported, rather than decline unasked
             # (dev: 5 of the 6 low-band questions had their answer).
-            state.record("web", start, error=str(err), kept=len(state.best))
+            state.record("web", error=str(err), kept=len(state.best))
             return GenerateEvent(nodes=state.best)
         found = [NodeWithScore(node=TextNode(text=d.text, metadata=d.metadata), score=None) for d in documents]
-        state.record("web", start, results=len(found), kept=len(ev.keep))
+        state.record("web", results=len(found), kept=len(ev.keep))
         return GenerateEvent(nodes=found + ev.keep)
 
     @step
     async def generate(self, ctx: Context, ev: GenerateEvent) -> VerifyEvent:
-        state, start = await self._state(ctx), time.perf_counter()
+        state = await self._state(ctx)
         # A retry that reaches the same passages again (a small collection, or one whose wider retrieval brings
         # nothing the grading keeps) would write the same answer at temperature 0: the first one is taken.
         read = tuple(_texts(ev.nodes))
         written = state.drafts.get(read)
         if written is not None:
-            state.record("generate", start, passages=len(ev.nodes), reused=True)
+            state.record("generate", passages=len(ev.nodes), reused=True)
             return VerifyEvent(response=_copy(written))
-        state.llm_calls += bool(ev.nodes)  # with no passage left the decline is written without the model
         response = self._engine.synthesize(QueryBundle(state.question), ev.nodes) if ev.nodes else Response(response=nothing_found(state.question))
         state.drafts[read] = _copy(response)
-        state.record("generate", start, passages=len(ev.nodes), reused=False)
+        state.record("generate", passages=len(ev.nodes), reused=False)
         return VerifyEvent(response=response)
 
     @step
     async def verify(self, ctx: Context, ev: VerifyEvent) -> StopEvent | RetrieveEvent:
-        state, start = await self._state(ctx), time.perf_counter()
+        state = await self._state(ctx)
         answer = str(ev.response.response or "").strip()
         if not ev.response.source_nodes:
             state.verification = "NO_CONTEXT"
-            state.record("verify", start, label=state.verification, skipped="no passages")
+            state.record("verify", label=state.verification, skipped="no passages")
             return StopEvent(result=self._finish(state, ev.response))
         try:
             support = answer_bar(state.band, self._settings.crag_answer_support, self._settings.crag_ambiguous_support)
             check = verify(state.question, answer, _texts(ev.response.source_nodes), self._grader, support, self._stating(state), state.asked)
         except Exception as err:  # a failed verification lets the answer through, and the trace says so
-            state.llm_calls += 1
             state.verification = "UNVERIFIED"
-            state.record("verify", start, label=state.verification, error=f"{type(err).__name__}: {str(err)[:160]}")
+            state.record("verify", label=state.verification, error=f"{type(err).__name__}: {str(err)[:160]}")
             return StopEvent(result=self._finish(state, ev.response))
-        state.llm_calls += check.calls
         state.verification = check.label
         state.record(
             "verify",
-            start,
             label=check.label,
             evidence=check.evidence[:300],
             probability=check.probability,
@@ -277,7 +262,6 @@ class CorrectiveRAG(Workflow):
         if check.label in ("HALLUCINATION", "INSUFFICIENT") and not state.retried:
             state.retried = True
             if check.label == "HALLUCINATION":
-                state.llm_calls += 1
                 return RetrieveEvent(queries=REWRITES["step_back"](state.question, self._llm))
             return RetrieveEvent(queries=[QueryBundle(state.question)], top_k_factor=2)
         if check.label in ("HALLUCINATION", "INSUFFICIENT"):
@@ -298,13 +282,11 @@ class CorrectiveRAG(Workflow):
         return f"The sources do not state the answer to this question. The closest they come (unverified): {answer}"
 
     def _finish(self, state: CragState, response: Response) -> Response:
-        start = time.perf_counter()
         rule = self._guard.check(str(response.response or ""))
         if rule:
             response.response = rule.message
-        state.record("guard", start, rule=rule.name if rule else None)
-        response.metadata = {**(response.metadata or {}), "crag": state.as_trace(), "declined": declines(str(response.response or ""))}
-        return response
+        state.record("guard", rule=rule.name if rule else None)
+        return with_passages(response, crag=state.as_trace(), declined=declines(str(response.response or "")))
 
 
 class CorrectiveQueryEngine(CustomQueryEngine):

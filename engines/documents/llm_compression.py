@@ -20,7 +20,7 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from engines.language import split_sentences
-from engines.stage_clock import note
+from engines.tracing.recorder import note
 
 NONE = "NO_OUTPUT"
 EXTRACT_PROMPT = (

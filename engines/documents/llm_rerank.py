@@ -11,7 +11,7 @@ from __future__ import annotations
 from llama_index.core.postprocessor import LLMRerank
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from engines.stage_clock import note
+from engines.tracing.recorder import note
 
 
 class SafeLLMRerank(LLMRerank):

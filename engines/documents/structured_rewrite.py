@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from engines.documents.fusion import fusing
 from engines.language import has_chinese, is_short
 from engines.models.llm import complete_json, json_reply
-from engines.stage_clock import note
+from engines.tracing.recorder import note
 
 MIN_WORDS = 4
 MAX_SUB_QUESTIONS = 3

@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 import numpy as np
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, CompletionResponse, CompletionResponseGen, LogProb
 from llama_index.core.bridge.pydantic import PrivateAttr
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.span import active_span_id
 from llama_index.core.llms import LLM
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
 from pydantic import BaseModel, ValidationError
@@ -20,8 +22,8 @@ from engines.models.endpoint import ModelEndpointError, endpoint_errors, guarded
 from engines.models.files import require_model
 from engines.models.prompt_states import PromptStates
 from engines.settings import Settings
-from engines.stage_clock import record_model_call
 from engines.trace import ModelCall
+from engines.tracing.recorder import model_call
 
 JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 Reply = TypeVar("Reply", bound=BaseModel)
@@ -29,6 +31,7 @@ Reply = TypeVar("Reply", bound=BaseModel)
 DEFAULT_SYSTEM = "You are a helpful assistant. Answer briefly and only from the information given."
 # "SQLResult:" keeps NL-to-SQL generation from inventing results (measured 9.3 s -> 1.9 s per query).
 STOP = ["SQLResult:", "<|im_end|>", "<|endoftext|>"]
+dispatcher = get_dispatcher(__name__)
 
 
 ASSISTANT_START = "<|im_start|>assistant\n"
@@ -82,6 +85,7 @@ class _Meter:
         from llama_cpp import Llama, llama_perf_context_reset
 
         self.model = model
+        self.span_id = active_span_id.get()  # the LLM call's span: a stream's counters are read after it closed
         held = model._input_ids[: model.n_tokens].tolist()
         self.prompt_tokens = len(tokens)
         self.reused = min(Llama.longest_token_prefix(held, tokens), max(len(tokens) - 1, 0))
@@ -91,16 +95,15 @@ class _Meter:
         from llama_cpp import llama_perf_context
 
         perf = llama_perf_context(self.model._ctx.ctx)
-        record_model_call(
-            ModelCall(
-                prompt_tokens=self.prompt_tokens,
-                prompt_tokens_evaluated=self.prompt_tokens - self.reused,
-                prompt_tokens_reused=self.reused,
-                generated_tokens=perf.n_eval,
-                prompt_ms=round(perf.t_p_eval_ms, 1),
-                generate_ms=round(perf.t_eval_ms, 1),
-            )
+        call = ModelCall(
+            prompt_tokens=self.prompt_tokens,
+            prompt_tokens_evaluated=self.prompt_tokens - self.reused,
+            prompt_tokens_reused=self.reused,
+            generated_tokens=perf.n_eval,
+            prompt_ms=round(perf.t_p_eval_ms, 1),
+            generate_ms=round(perf.t_eval_ms, 1),
         )
+        model_call(call, self.span_id)
 
 
 def prompt_states_folder(settings: Settings) -> Path:
@@ -141,6 +144,7 @@ def _local_llm(settings: Settings) -> LLM:
                 self._states.prepare(tokens)
             return _Meter(self._model, tokens)
 
+        @dispatcher.span  # the stock methods open no span: without one, no span is the model call's (recorder, OpenInference)
         @llm_completion_callback()
         def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
             if not formatted:
@@ -168,6 +172,7 @@ def _local_llm(settings: Settings) -> LLM:
             """`prompt` continued inside the user's own turn from `prefix` (prefix included)."""
             return prefix + self.complete(chatml_continued(prompt) + prefix, formatted=True, stop=stop, **sampling).text
 
+        @dispatcher.span
         @llm_completion_callback()
         def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
             """The stock stream, metered (the stock one also leaves `stream` set in the shared generate_kwargs)."""
@@ -185,6 +190,7 @@ def _local_llm(settings: Settings) -> LLM:
 
             return gen()
 
+        @dispatcher.span
         @llm_chat_callback()
         def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
             completion = self.complete(self.messages_to_prompt(messages), formatted=True, **kwargs)
@@ -264,18 +270,22 @@ def _endpoint_llm(settings: Settings) -> LLM:
         client retries three times with back-off and raises the SDK's own errors, which the app and CLI cannot tell
         from a bug."""
 
+        @dispatcher.span
         def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
             with endpoint_errors(self.api_base):
                 return super().chat(messages, **kwargs)
 
+        @dispatcher.span
         def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
             with endpoint_errors(self.api_base):
                 return super().complete(prompt, formatted, **kwargs)
 
+        @dispatcher.span
         def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> Iterator[ChatResponse]:
             with endpoint_errors(self.api_base):
                 return guarded_stream(self.api_base, super().stream_chat(messages, **kwargs))
 
+        @dispatcher.span
         def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
             with endpoint_errors(self.api_base):
                 return guarded_stream(self.api_base, super().stream_complete(prompt, formatted, **kwargs))

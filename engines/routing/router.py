@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-import re
-import time
 from contextlib import nullcontext
 
 from llama_index.core.base.base_selector import BaseSelector
@@ -12,9 +10,8 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.base.response.schema import Response
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import RouterQueryEngine
-from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.core.schema import QueryBundle
 
-from engines.answers.cited_names import name_citations
 from engines.answers.declines import declines
 from engines.answers.output_guard import OutputGuard
 from engines.answers.streaming import AnswerListener, listening
@@ -24,11 +21,11 @@ from engines.routing.selectors import Floor, LLMWithFallbackSelector, ProfileEmb
 from engines.routing.source_tool import SourceTool
 from engines.settings import Settings
 from engines.sources import SourcesError
-from engines.stage_clock import question_clock
-from engines.trace import Candidate, CragRecord, MetadataRecord, Passage, RouteRecord, SqlAttempt, Trace
+from engines.trace import RESULT, AskedInConversation, Candidate, PathResult, RouteRecord, Trace
+from engines.tracing.recorder import Recording, recording, span
+from engines.tracing.recorder import question as question_recording
 
 log = logging.getLogger(__name__)
-CITATION_PREFIX = re.compile(r"^Source \d+:\n")
 
 
 class QuestionError(ValueError):
@@ -72,46 +69,65 @@ class RagRouter:
                 return tool
         raise SourcesError(f"unknown source '{name}'; known sources: {', '.join(t.source.name for t in self.tools)}")
 
-    def ask(self, question: str, source: str | None = None, listener: AnswerListener | None = None, previous: PreviousTurn | None = None) -> Trace:
-        """Route (or use the named source), answer, and record why and how long each step took. A `listener`
-        hears the answer token by token while the model writes it. `previous`: the turn a follow-up follows; its
-        source is kept unless another scores clearly higher, and the path that answers may build on it."""
+    def ask(
+        self,
+        question: str,
+        source: str | None = None,
+        listener: AnswerListener | None = None,
+        previous: PreviousTurn | None = None,
+        asked: AskedInConversation | None = None,
+    ) -> Trace:
+        """Route (or use the named source), answer, and return the question's finished trace. A `listener` hears
+        the answer token by token while the model writes it. `previous`: the turn a follow-up follows; its source
+        is kept unless another scores clearly higher, and the path that answers may build on it. `asked`: what the
+        conversation made of the question before (as asked, its turn, its notes), inside the same recording."""
         text = check_question(question, self.settings.max_question_chars)
-        trace = Trace(question=text, standalone_question=text)
-        start = time.perf_counter()
-        with question_clock() as clock, listening(listener, self.guard) if listener else nullcontext() as stream, following(previous):
-            trace.route, route_ms, response = self._route_and_answer(text, source, previous)
-        trace.timings_ms["total"] = round((time.perf_counter() - start) * 1000, 1)
-        if stream is not None and stream.first_token_at is not None:
-            trace.timings_ms["first_token"] = round((stream.first_token_at - start) * 1000, 1)
-        if stream is not None and stream.rows_at is not None:
-            trace.timings_ms["rows_shown"] = round((stream.rows_at - start) * 1000, 1)
-        trace.timings_ms.update(clock.ms)
-        trace.llm_calls = clock.llm_calls
-        trace.model_calls = clock.model_calls
-        trace.notes.extend(clock.notes)
-        trace.timings_ms["route"] = route_ms
-        trace.timings_ms["answer"] = round(trace.timings_ms["total"] - route_ms, 1)
-        self._fill_answer(trace, response, self.tool(trace.route.chosen))
-        return trace
+        with question_recording(text) as recording, listening(listener, self.guard) if listener else nullcontext(), following(previous):
+            route = self._route(text, source, previous)
+            response = self.engine.query(text) if not route.chosen else self.tool(route.chosen).tool.query_engine.query(text)
+            return self._finish(recording, text, route, response, asked)
 
-    def _route_and_answer(self, text: str, source: str | None, previous: PreviousTurn | None) -> tuple[RouteRecord, float, Response]:
-        """The route taken, the time it took (ms) and the chosen engine's response."""
+    def _route(self, text: str, source: str | None, previous: PreviousTurn | None) -> RouteRecord:
+        """The route of a forced source or a follow-up; for any other question the RouterQueryEngine routes while it
+        answers, and this is a placeholder its selection replaces."""
         if source:
             forced = self.tool(source)
-            route = RouteRecord(chosen=forced.source.name, candidates=[], reason="source named by the user", selector="forced")
-            return route, 0.0, forced.tool.query_engine.query(text)
-        if previous is None or previous.source not in {t.source.name for t in self.tools}:
-            response = self.engine.query(text)
-            result = response.metadata["selector_result"]
-            return self._record(result), result.elapsed_ms, response
-        route, ms = self.route_follow_up(text, previous.source)
-        return route, ms, self.tool(route.chosen).tool.query_engine.query(text)
+            with span("route", question=text, selector="forced") as opened:
+                opened.set(chosen=forced.source.name, selector="forced")
+            return RouteRecord(chosen=forced.source.name, candidates=[], reason="source named by the user", selector="forced")
+        if previous is not None and previous.source in {t.source.name for t in self.tools}:
+            return self.route_follow_up(text, previous.source)
+        return RouteRecord(chosen="", candidates=[], reason="", selector="")
 
-    def route_follow_up(self, question: str, previous: str) -> tuple[RouteRecord, float]:
-        """The route of a follow-up (as routed: standalone) to a turn answered from `previous`, and its time in ms."""
-        result = self._select(self.selector, question)
-        return self.keep_previous(self._record(result), previous, question), result.elapsed_ms
+    def _finish(self, recording: Recording, text: str, route: RouteRecord, response: Response, asked: AskedInConversation | None) -> Trace:
+        """The trace, built here only: the route, the path's own result, and what the recording kept."""
+        metadata = response.metadata or {}
+        if (selection := metadata.get("selector_result")) is not None:  # routed by the RouterQueryEngine
+            route = self._record(selection)
+        trace = Trace(trace_id=recording.trace_id, question=text, standalone_question=text, route=route)
+        trace.answer = str(response.response or "").strip()
+        if rule := self.guard.check(trace.answer):  # every path's answer, whether it streamed or not
+            trace.answer = rule.message
+            trace.notes.append(f"The output guard's rule '{rule.name}' withheld the answer.")
+        trace.declined = declines(trace.answer)  # unless the path says (Corrective RAG decides before its guard)
+        result: PathResult | None = metadata.get(RESULT)
+        if result is not None:
+            result.fill(trace, route.chosen)
+        if trace.web_unavailable:
+            log.warning("web search failed: %s", trace.web_error)
+        if asked is not None:
+            trace.question, trace.conversation = asked.question, asked.record
+        trace.notes = (asked.notes if asked else []) + recording.notes + trace.notes
+        trace.timings_ms = _timings(recording)
+        trace.llm_calls, trace.model_calls, trace.spans = recording.llm_calls, recording.model_calls, list(recording.spans)
+        return trace
+
+    def route_follow_up(self, question: str, previous: str) -> RouteRecord:
+        """The route of a follow-up (as routed: standalone) to a turn answered from `previous`."""
+        with span("route", question=question, previous=previous) as opened:
+            route = self.keep_previous(self._record(self._select(self.selector, question)), previous, question)
+            opened.set(chosen=route.chosen, kept_previous=route.kept_previous, reason=route.reason)
+        return route
 
     def route(self, question: str) -> RouteRecord:
         """Where `question` goes on its own (nothing is answered)."""
@@ -146,8 +162,9 @@ class RagRouter:
         selectors = {"embedding": self.embedding_selector, "llm": LLMWithFallbackSelector(self.llm, self.embedding_selector)}
         routes = {}
         for name, selector in selectors.items():
-            result = self._select(selector, question)
-            routes[name] = (self._record(result), result.elapsed_ms)
+            with recording() as timed:
+                route = self._record(self._select(selector, question))
+            routes[name] = (route, timed.ms.get("route", 0.0))
         return routes
 
     def routes_if_described(self, name: str, description: str, questions: list[str]) -> list[tuple[RouteRecord, RouteRecord]]:
@@ -169,47 +186,13 @@ class RagRouter:
         chosen = self.tools[result.ind].source.name
         return RouteRecord(chosen=chosen, candidates=candidates, reason=result.reason, selector=result.selector, fallback=result.fallback)
 
-    def _fill_answer(self, trace: Trace, response: Response, chosen: SourceTool) -> None:
-        metadata = response.metadata or {}
-        trace.answer = str(response.response or "").strip()
-        if rule := self.guard.check(trace.answer):  # every path's answer, whether it streamed or not
-            trace.answer = rule.message
-            trace.notes.append(f"The output guard's rule '{rule.name}' withheld the answer.")
-        if chosen.database is not None and metadata.get("sql_query"):
-            trace.sql = metadata["sql_query"]
-            trace.rows = [list(row) for row in metadata.get("result") or []]
-            trace.columns = list(metadata.get("col_keys") or [])
-            trace.sql_attempts = [SqlAttempt(**a) for a in metadata.get("attempts", [])]
-            if trace.sql_attempts and trace.sql_attempts[-1].error:
-                trace.notes.append(f"SQL did not run: {trace.sql_attempts[-1].error}")
-        trace.web_unavailable = bool(metadata.get("web_unavailable"))
-        if trace.web_unavailable:
-            trace.web_error = metadata.get("web_error", "web search unavailable")
-            log.warning("web search failed: %s", trace.web_error)
-        if metadata.get("crag"):
-            trace.crag = CragRecord(**metadata["crag"])
-        if metadata.get("metadata_query"):
-            trace.metadata_query = MetadataRecord(**metadata["metadata_query"])
-        trace.declined = bool(metadata.get("declined", declines(trace.answer)))
-        if chosen.database is None:  # on the SQL path the rows are what was used, not a passage
-            trace.passages = [_passage(chosen.source.name, n) for n in response.source_nodes]
-            trace.answer = name_citations(trace.answer, [p.title or p.id for p in trace.passages])
 
-
-def _passage(source: str, node: NodeWithScore) -> Passage:
-    meta = node.node.metadata
-    ident = meta.get("file_name") or meta.get("doc_id") or meta.get("url") or node.node.ref_doc_id or node.node.node_id
-    # CitationQueryEngine prefixes each chunk with "Source N:"; the passage's place in the list already says N.
-    text = CITATION_PREFIX.sub("", node.node.get_content()).strip()
-    # A page the documents path fetched from the web (Corrective RAG's fallback) is the web's, not the collection's.
-    return Passage(
-        source="web" if meta.get("url") else source,
-        id=str(ident),
-        title=meta.get("title"),
-        score=node.score,
-        text=text,
-        url=meta.get("url"),
-        retrieved_rank=meta.get("retrieved_rank"),
-        retrieved_chars=meta.get("retrieved_chars"),
-        retrieved_text=meta.get("retrieved_text") if meta.get("retrieved_chars", 0) > len(text) else None,
-    )
+def _timings(recording: Recording) -> dict[str, float]:
+    """The stable `timings_ms`: total, route, answer (after routing, condense aside), first_token and rows_shown
+    when streamed, condense in a conversation, and each stage (engines/tracing/recorder.py STAGES)."""
+    stages = recording.ms
+    total = recording.elapsed_ms()
+    timings = {"total": total, **recording.marks, **stages}
+    timings.setdefault("route", 0.0)
+    timings["answer"] = round(total - timings["route"] - stages.get("condense", 0.0), 1)
+    return timings

@@ -7,8 +7,7 @@ RouterQueryEngine takes it unchanged) that also carries a score per source and w
 from __future__ import annotations
 
 import copy
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,10 +22,7 @@ from llama_index.core.tools.types import ToolMetadata
 from engines.language import has_chinese
 from engines.matching.coverage_probe import Probe
 from engines.matching.schema_terms import SchemaLinker
-
-
-def _since(start: float) -> float:
-    return round((time.perf_counter() - start) * 1000, 2)
+from engines.tracing.recorder import span
 
 
 @dataclass(frozen=True)
@@ -48,7 +44,22 @@ class ScoredSelection(SelectorResult):
     scores: list[float]
     selector: str
     fallback: bool = False
-    elapsed_ms: float = 0.0
+
+
+def scored(selector: str, choices: Sequence[ToolMetadata], query: QueryBundle, decide: Callable[[], ScoredSelection]) -> ScoredSelection:
+    """`decide` inside the span "route", whose attributes say what it decided: every candidate's score, the chosen
+    source, the selector and its reason."""
+    with span("route", question=query.query_str, selector=selector) as opened:
+        result = decide()
+        opened.set(
+            selector=result.selector,
+            chosen=choices[result.ind].name,
+            reason=result.reason,
+            fallback=result.fallback,
+            candidates={c.name: round(s, 4) for c, s in zip(choices, result.scores)},
+        )
+        opened.output = choices[result.ind].name
+    return result
 
 
 class ProfileEmbeddingSelector(BaseSelector):
@@ -112,7 +123,9 @@ class ProfileEmbeddingSelector(BaseSelector):
         return choice.name in self._floors and score <= self._floors[choice.name].for_question(query.query_str)
 
     def _select(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> ScoredSelection:
-        start = time.perf_counter()
+        return scored("embedding", choices, query, lambda: self._choose(choices, query))
+
+    def _choose(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> ScoredSelection:
         scores = self.scores(choices, query)
         best = int(np.argmax(scores))
         reason = f"'{choices[best].name}' matched the question best (cosine {scores[best]:.3f} against its description and contents)"
@@ -125,7 +138,6 @@ class ProfileEmbeddingSelector(BaseSelector):
             selections=[SingleSelection(index=best, reason=reason)],
             scores=scores,
             selector="embedding",
-            elapsed_ms=_since(start),
         )
 
     async def _aselect(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> ScoredSelection:
@@ -150,8 +162,10 @@ class LLMWithFallbackSelector(BaseSelector):
         self._embedding = embedding_selector
 
     def _select(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> ScoredSelection:
-        start = time.perf_counter()
-        by_embedding = self._embedding._select(choices, query)
+        return scored("llm", choices, query, lambda: self._choose(choices, query))
+
+    def _choose(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> ScoredSelection:
+        by_embedding = self._embedding._choose(choices, query)
         try:
             chosen = self._llm_selector.select(choices, query).selections[0]
             if not 0 <= chosen.index < len(choices):
@@ -162,7 +176,7 @@ class LLMWithFallbackSelector(BaseSelector):
             update = {"selections": [fallback], "fallback": True}
         else:
             update = {"selections": [chosen]}
-        return by_embedding.model_copy(update={**update, "selector": "llm", "elapsed_ms": _since(start)})
+        return by_embedding.model_copy(update={**update, "selector": "llm"})
 
     async def _aselect(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> ScoredSelection:
         return self._select(choices, query)

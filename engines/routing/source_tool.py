@@ -1,19 +1,17 @@
-"""What the router receives for each source: its QueryEngineTool, the profile texts it routes by, and what the
-trace and the app read of it (the database, its SQL knowledge, the document index)."""
+"""What the router receives for each source: its QueryEngineTool (opaque: the router scores and picks, the tool
+answers), the profile texts it routes by, the schema vocabulary of a database and the coverage probe. What the app
+and evals need of a path besides (its database, SQL knowledge, index) is tools/build.py's BuiltSource."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from llama_index.core import VectorStoreIndex
 from llama_index.core.tools import QueryEngineTool
 
 from engines.matching.coverage_probe import Probe
 from engines.matching.schema_terms import SchemaVocabulary
 from engines.sources import Source
-from engines.sql.database import GuardedSQLDatabase
-from engines.sql.knowledge import SqlKnowledgeBase
 
 
 @dataclass
@@ -21,11 +19,8 @@ class SourceTool:
     source: Source
     tool: QueryEngineTool
     profile: list[str]
-    database: GuardedSQLDatabase | None = None
-    knowledge: SqlKnowledgeBase | None = None
     vocabulary: SchemaVocabulary | None = None
     probe: Probe | None = None
-    index: VectorStoreIndex | None = None
 
     def profile_with(self, description: str) -> list[str]:
         """The profile the router would read were `description` the source's own (its contents unchanged)."""

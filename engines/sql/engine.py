@@ -3,12 +3,11 @@
 LlamaIndex's NLSQLTableQueryEngine runs whatever the model writes, once, with no row limit; this engine is a
 CustomQueryEngine (so the router takes it as any other tool) that guards every statement, repairs a failed one
 at most `max_attempts` times, and reports every attempt. Its response metadata keeps NLSQLTableQueryEngine's
-keys (`sql_query`, `result`, `col_keys`) and adds `attempts`.
+keys (`sql_query`, `result`, `col_keys`) and hands back a SqlResult (engines/trace.py) under RESULT; each attempt is a span holding its statement, row count and guard verdict.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Literal
 
 from llama_index.core.base.response.schema import Response
@@ -31,7 +30,8 @@ from engines.sql.schema import Schema, read_schema
 from engines.sql.shapes import reshape
 from engines.sql.values import match_values
 from engines.sql.vote import elect
-from engines.trace import SqlAttempt
+from engines.trace import RESULT, SqlAttempt, SqlResult
+from engines.tracing.recorder import OpenSpan, span
 
 FENCE = "```"
 SQL_STOP = ["\n\n", ";", "SQLResult:"]
@@ -68,6 +68,14 @@ def write_sql(llm: LLM, prompt: str, ballot: int = 0) -> str:
     return extract_sql(complete_with_prefix(llm, prompt, SQL_PREFIX, SQL_STOP, temperature=temperature, seed=ballot))
 
 
+def _describe(opened: OpenSpan, attempt: SqlAttempt, outcome: tuple[SqlAttempt, Failure | None, dict] | None) -> None:
+    """What an attempt's span shows: the statement as run, its rows, and the guard's or the database's verdict."""
+    rows = len(outcome[2].get("result", [])) if outcome and outcome[1] is None else None
+    verdict = "ran" if attempt.error is None else f"{attempt.kind}: {attempt.error}"
+    opened.set(statement=attempt.ran or attempt.sql, rows=rows, verdict=verdict, fixes=attempt.fixes, votes=attempt.votes)
+    opened.output = attempt.ran or attempt.sql
+
+
 def engine_limits(settings: Settings) -> dict:
     """The engine's fields that the settings choose (the app and the suites build it alike)."""
     return {"max_attempts": settings.sql_max_attempts, "candidates": settings.sql_candidates, "vote": settings.sql_vote}
@@ -79,10 +87,6 @@ def _in_doubt(attempt: SqlAttempt, failure: Failure | None, rows: dict, ballots:
     SQL). When they agree on rows, the further ballots could not outvote them, so they are not written: the vote's
     result is the same, at fewer ballots (Spider and KaggleDBQA test replays, docs/experiments/speed.md)."""
     return failure is not None or not rows.get("result") or attempt.votes < ballots
-
-
-def _since(start: float) -> float:
-    return round((time.perf_counter() - start) * 1000, 1)
 
 
 class TextToSQLQueryEngine(CustomQueryEngine):
@@ -111,19 +115,17 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         """Answer as `custom_query` does, with the first attempt's queries taken from `written` (an earlier run's
         `raw`) instead of the model when given: the fixes, the vote and any repair run as now, so a change to
         them is measured on stored queries without writing them again."""
-        start = time.perf_counter()
-        knowledge = self.knowledge.retrieve(query_str)
-        timings = {"knowledge": _since(start)}
+        with span("sql knowledge", question=query_str):
+            knowledge = self.knowledge.retrieve(query_str)
         attempts, rows = self._attempts(query_str, knowledge, written)
-        timings.update(first_attempt=attempts[0].ms, repairs=round(sum(a.ms for a in attempts[1:]), 1))
         last = attempts[-1]
-        metadata = {"sql_query": last.ran or last.sql, "attempts": [a.model_dump() for a in attempts], "result": [], "col_keys": []}
+        metadata = {"sql_query": last.ran or last.sql, "result": [], "col_keys": []}
         metadata.update(rows)
         if rows and self.write_answer:
             show_rows(metadata["sql_query"], metadata["col_keys"], metadata["result"])
-        start = time.perf_counter()
         answer = self._answer(query_str, metadata, last) if self.write_answer else ""
-        metadata["timings_ms"] = {**timings, "answer": _since(start)}
+        rows_seen = [list(row) for row in metadata["result"]]
+        metadata[RESULT] = SqlResult(sql=metadata["sql_query"], rows=rows_seen, columns=list(metadata["col_keys"]), attempts=attempts)
         return Response(response=answer, metadata=metadata)
 
     def _attempts(self, question: str, knowledge: Knowledge, replayed: list[str] | None = None) -> tuple[list[SqlAttempt], dict]:
@@ -134,28 +136,15 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         prompt = write_prompt(question, knowledge, dialect, self.schema_budget_chars, previous=previous)
         attempts: list[SqlAttempt] = []
         while len(attempts) < self.max_attempts:
-            start = time.perf_counter()
-            first = not attempts
-            fixed: dict[str, tuple[str, list[str]]] = {}  # kept across the two rounds of ballots: each query fixed and run once
-            tried: dict[str, tuple[SqlAttempt, Failure | None, dict]] = {}
-            raw = self._write(prompt, range(self._ballots(first)), replayed if first else None)
-            written = self._fixed(question, raw, fixed)
-            outcome = self._vote(written, tried) if written else None
-            if first and len(raw) < self.candidates and (outcome is None or _in_doubt(*outcome, ballots=len(raw))):
-                raw += self._write(prompt, range(len(raw), self.candidates), replayed)
-                written = self._fixed(question, raw, fixed)
-                outcome = self._vote(written, tried) if written else None
-            if outcome is None:  # the model closed its SQL block at once: ask again, as for a syntax error
-                attempts.append(SqlAttempt(sql="", error="the model wrote no SQL", kind="empty", ms=_since(start), raw=raw))
+            with span("sql", attempt=len(attempts) + 1) as opened:
+                outcome = self._attempt(question, prompt, attempts, replayed)
+                _describe(opened, attempts[-1], outcome)
+            if outcome is None:
+                if attempts[-1].kind == "repeated":
+                    break
                 prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, "(nothing)", "the answer held no SQL", previous)
                 continue
             attempt, failure, rows = outcome
-            if any(a.sql == attempt.sql for a in attempts):  # the model repeats itself: more tries will not help
-                attempts.append(SqlAttempt(sql=attempt.sql, error="the model returned a query it had already tried", kind="repeated", raw=raw))
-                break
-            attempt.ms = _since(start)
-            attempt.raw = raw
-            attempts.append(attempt)
             if failure is None:
                 return attempts, rows
             if not failure.fixable:
@@ -163,6 +152,32 @@ class TextToSQLQueryEngine(CustomQueryEngine):
             hint = repair_hint(failure, self.schema.names)
             prompt = repair_prompt(question, knowledge, dialect, self.schema_budget_chars, attempt.sql, hint, previous)
         return attempts, {}
+
+    def _attempt(
+        self, question: str, prompt: str, attempts: list[SqlAttempt], replayed: list[str] | None
+    ) -> tuple[SqlAttempt, Failure | None, dict] | None:
+        """One attempt, added to `attempts`: its queries written, fixed, run and voted on; None when the model wrote
+        no SQL or repeated a query it had tried (the attempt added says which)."""
+        first = not attempts
+        fixed: dict[str, tuple[str, list[str]]] = {}  # kept across the two rounds of ballots: each query fixed and run once
+        tried: dict[str, tuple[SqlAttempt, Failure | None, dict]] = {}
+        raw = self._write(prompt, range(self._ballots(first)), replayed if first else None)
+        written = self._fixed(question, raw, fixed)
+        outcome = self._vote(written, tried) if written else None
+        if first and len(raw) < self.candidates and (outcome is None or _in_doubt(*outcome, ballots=len(raw))):
+            raw += self._write(prompt, range(len(raw), self.candidates), replayed)
+            written = self._fixed(question, raw, fixed)
+            outcome = self._vote(written, tried) if written else None
+        if outcome is None:  # the model closed its SQL block at once: ask again, as for a syntax error
+            attempts.append(SqlAttempt(sql="", error="the model wrote no SQL", kind="empty", raw=raw))
+            return None
+        attempt = outcome[0]
+        if any(a.sql == attempt.sql for a in attempts):  # the model repeats itself: more tries will not help
+            attempts.append(SqlAttempt(sql=attempt.sql, error="the model returned a query it had already tried", kind="repeated", raw=raw))
+            return None
+        attempt.raw = raw
+        attempts.append(attempt)
+        return outcome
 
     def _ballots(self, first: bool) -> int:
         """Queries written at once: one for a repair; for the first attempt all of them, or in doubt-driven voting

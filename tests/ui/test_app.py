@@ -5,6 +5,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tools.build import built
+
 APP = str(Path(__file__).resolve().parents[2] / "ui" / "app.py")
 
 
@@ -70,7 +72,7 @@ def test_sql_feedback_stores_an_example_and_refuses_a_bad_correction(app: AppTes
     app.chat_input[0].set_value(question).run()
     app.button(key="right-0").click().run()
     assert any("Saved" in s.value for s in app.success)
-    examples = router.tool("shop").knowledge.retrieve(question).examples
+    examples = built(router, "shop").knowledge.retrieve(question).examples
     assert examples[0][0] == question and "furniture" in examples[0][1]
     app.text_area(key="fix-0").set_value("DELETE FROM products").run()
     app.button(key="save-0").click().run()

@@ -5,8 +5,6 @@ says why), goes on to retrieval as if the option were off."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.response.schema import RESPONSE_TYPE, Response
 from llama_index.core.callbacks import CallbackManager
@@ -16,6 +14,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 from llama_index.vector_stores.milvus import MilvusVectorStore
 
+from engines.answers.passages import with_passages
 from engines.answers.streaming import whole_answer
 from engines.documents.metadata.answer import metadata_answer, shown_fields
 from engines.documents.metadata.cues import may_ask_metadata
@@ -23,7 +22,8 @@ from engines.documents.metadata.fields import Catalog
 from engines.documents.metadata.instruction import InstructionError, MetadataInstruction
 from engines.documents.metadata.lookup import Lookup, find_documents
 from engines.documents.metadata.writer import write_instruction
-from engines.stage_clock import note, stage
+from engines.trace import MetadataRecord
+from engines.tracing.recorder import note, span
 
 MAX_PASSAGES = 5
 
@@ -39,7 +39,7 @@ class MetadataQueryEngine(BaseQueryEngine):
     def _instruction(self, question: str) -> MetadataInstruction | None:
         if not may_ask_metadata(question, self.catalog):
             return None
-        with stage("metadata instruction"):
+        with span("metadata instruction"):
             try:
                 instruction, changes = write_instruction(self.llm, question, self.catalog)
             except InstructionError as err:
@@ -68,23 +68,23 @@ class MetadataQueryEngine(BaseQueryEngine):
         instruction = self._instruction(question)
         if instruction is None:
             return None
-        with stage("metadata lookup"):
+        with span("metadata lookup"):
             return instruction, find_documents(self.store, self.catalog, instruction)
 
     def _answer(self, question: str, instruction: MetadataInstruction, lookup: Lookup) -> Response:
-        with stage("metadata lookup"):
+        with span("metadata lookup"):
             passages = self._passages(lookup, instruction)
         text = whole_answer(metadata_answer(question, lookup, instruction))
         fields = shown_fields(instruction)
         listed = lookup.documents[: instruction.listed()]
-        record: dict[str, Any] = {
-            "instruction": instruction.model_dump(),
-            "expression": lookup.expression,
-            "matched": len(lookup.documents),
-            "unsorted": lookup.unsorted,
-            "documents": [{"doc_id": d["doc_id"], "title": d.get("title"), **{f: d.get(f) for f in fields}} for d in listed],
-        }
-        return Response(response=text, source_nodes=passages, metadata={"metadata_query": record})
+        record = MetadataRecord(
+            instruction=instruction.model_dump(),
+            expression=lookup.expression,
+            matched=len(lookup.documents),
+            unsorted=lookup.unsorted,
+            documents=[{"doc_id": d["doc_id"], "title": d.get("title"), **{f: d.get(f) for f in fields}} for d in listed],
+        )
+        return with_passages(Response(response=text, source_nodes=passages), metadata_query=record)
 
     def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         found = self.find(query_bundle.query_str)

@@ -10,7 +10,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from engines.documents.scope.numbers import other_numbers
 from engines.documents.scope.years import other_years
-from engines.stage_clock import note
+from engines.tracing.recorder import note
 
 
 def out_of_scope(question: str, passage: str, years: bool = True, numbers: bool = True) -> set[str]:

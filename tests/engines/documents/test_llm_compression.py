@@ -5,7 +5,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from engines.documents.llm_compression import LLMExtract, LLMFilter, copied_sentences
 from engines.settings import Settings
-from engines.stage_clock import question_clock
+from engines.tracing.recorder import recording
 from tests.scripted_llm import ScriptedText
 
 PASSAGES = [
@@ -16,7 +16,7 @@ PASSAGES = [
 
 def _run(compressor_class, reply: str) -> tuple[list[str], list[str]]:
     nodes = [NodeWithScore(node=TextNode(text=t), score=0.0) for t in PASSAGES]
-    with question_clock() as clock:
+    with recording() as clock:
         kept = compressor_class(llm=ScriptedText(reply=reply)).postprocess_nodes(nodes, QueryBundle("How much annual leave?"))
     return [n.node.get_content() for n in kept], clock.notes
 

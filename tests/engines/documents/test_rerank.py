@@ -32,11 +32,11 @@ LEAVE = [
 
 def _llm_ranked(reply: str) -> tuple[list[str], list[str]]:
     from engines.documents.llm_rerank import SafeLLMRerank
-    from engines.stage_clock import question_clock
+    from engines.tracing.recorder import recording
     from tests.engines.crag.test_crag import ScriptedReplies
 
     nodes = [NodeWithScore(node=TextNode(text=t), score=0.0) for t in LEAVE]
-    with question_clock() as clock:
+    with recording() as clock:
         ranked = SafeLLMRerank(llm=ScriptedReplies(answer=reply), top_n=2).postprocess_nodes(nodes, QueryBundle("How much annual leave?"))
     return [n.node.get_content() for n in ranked], clock.notes
 

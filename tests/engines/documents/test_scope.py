@@ -18,7 +18,7 @@ from engines.documents.engine import build_answer_engine
 from engines.documents.scope.filter import ScopeFilter
 from engines.documents.scope.numbers import numbered, other_numbers
 from engines.documents.scope.years import other_years, years
-from engines.stage_clock import question_clock
+from engines.tracing.recorder import recording
 from tests.conftest import make_settings
 
 RULES = [
@@ -55,7 +55,7 @@ def test_a_passage_naming_only_other_years_is_out_of_scope() -> None:
 
 def test_the_filter_keeps_the_asked_year_and_notes_what_it_set_aside() -> None:
     nodes = [NodeWithScore(node=TextNode(text=t)) for t in [*RULES, "The 2023 rule: remote work three days a week."]]
-    with question_clock() as clock:
+    with recording() as clock:
         kept = ScopeFilter().postprocess_nodes(nodes, QueryBundle("What is the 2023 remote-work rule?"))
     assert [n.node.get_content() for n in kept] == ["The 2023 rule: remote work three days a week."]
     assert clock.notes == ["2 of 3 passages set aside: they name 2019, 2021, not what the question asks about."]
@@ -91,7 +91,7 @@ def test_chinese_numerals_name_a_numbered_thing_when_ordinal_or_more_than_one_di
 def test_the_filter_sets_aside_other_numbered_things_and_the_setting_turns_it_off() -> None:
     nodes = [NodeWithScore(node=TextNode(text=t)) for t in ["Pixel 7 was announced in October 2022.", "Pixel 6 was announced on October 19, 2021."]]
     question = QueryBundle("When was Pixel 6 announced?")
-    with question_clock() as clock:
+    with recording() as clock:
         kept = ScopeFilter().postprocess_nodes(nodes, question)
     assert [n.node.get_content() for n in kept] == ["Pixel 6 was announced on October 19, 2021."]
     assert clock.notes == ["1 of 2 passages set aside: they name pixel 7, not what the question asks about."]

@@ -6,7 +6,7 @@ from llama_index.core import VectorStoreIndex
 from llama_index.core.schema import QueryBundle, TextNode
 
 from engines.documents.structured_rewrite import StructuredRewriteRetriever, parse_structured
-from engines.stage_clock import question_clock
+from engines.tracing.recorder import recording
 from tests.scripted_llm import ScriptedText
 
 TEXTS = [
@@ -23,7 +23,7 @@ def index(embed) -> VectorStoreIndex:
 
 def _retrieve(index: VectorStoreIndex, embed, reply: str, question: str, fused: int = 1) -> tuple[list[str], list[str]]:
     retriever = StructuredRewriteRetriever(index.as_retriever(similarity_top_k=1), ScriptedText(reply=reply), embed, fused)
-    with question_clock() as clock:
+    with recording() as clock:
         nodes = retriever.retrieve(QueryBundle(question))
     return [n.node.get_content() for n in nodes], clock.notes
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engines.stage_clock import question_clock
+from engines.tracing.recorder import recording
 
 SCHEMA = "\n\n".join(
     f"CREATE TABLE t{n} (\n\tid INTEGER,\n\tname TEXT NOT NULL,\n\tcity TEXT NOT NULL,\n\tage INTEGER NOT NULL,\n\tPRIMARY KEY (id)\n)"
@@ -15,7 +15,7 @@ def _ask(question: str) -> str:
 
 
 def test_a_schema_read_once_is_not_read_again_after_another_prompt_took_the_context(llm) -> None:
-    with question_clock() as clock:
+    with recording() as clock:
         llm.complete(_ask("How many rows does t1 have?"), max_tokens=12)
         llm.complete("Say hello in French.", max_tokens=4)
         kept = llm.complete(_ask("What is the average age in t3?"), max_tokens=12).text
@@ -25,7 +25,7 @@ def test_a_schema_read_once_is_not_read_again_after_another_prompt_took_the_cont
     llm.keep_prompt_states(0)
     try:
         llm.complete("Say hello in French.", max_tokens=4)
-        with question_clock() as clock:
+        with recording() as clock:
             read_again = llm.complete(_ask("What is the average age in t3?"), max_tokens=12).text
         assert clock.model_calls[0].prompt_tokens_reused < 40
     finally:
@@ -41,7 +41,7 @@ def test_kept_states_outlive_the_process_in_their_folder(llm, tmp_path) -> None:
         assert list(tmp_path.glob("*.npz"))
         llm._model.reset()
         llm.keep_prompt_states(128 << 20, tmp_path)  # a new process: nothing evaluated, the folder read
-        with question_clock() as clock:
+        with recording() as clock:
             llm.complete(_ask("Which names appear in t5?"), max_tokens=12)
         (call,) = clock.model_calls
         assert call.prompt_tokens_reused > 0.8 * call.prompt_tokens

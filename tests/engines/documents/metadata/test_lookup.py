@@ -11,7 +11,7 @@ from engines.documents.metadata.lookup import find_documents
 from engines.documents.metadata.writer import parse_instruction
 from engines.documents.store import open_index
 from engines.sources import load_sources
-from engines.stage_clock import question_clock
+from engines.tracing.recorder import recording
 from tests.conftest import make_settings
 from tests.engines.crag.test_crag import ScriptedReplies
 from tests.engines.documents.metadata.peps_like import write_peps
@@ -77,7 +77,7 @@ def test_documents_without_the_sort_field_are_set_aside(peps) -> None:
 def _ask(peps, reply: str, question: str):
     _, _, index, catalog = peps
     llm = ScriptedReplies(answer=reply)
-    with question_clock() as clock:
+    with recording() as clock:
         response = MetadataQueryEngine(index.as_query_engine(llm=llm), index.vector_store, catalog, llm).query(QueryBundle(question))
     return response, clock
 
