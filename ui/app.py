@@ -157,8 +157,11 @@ def show_trace(index: int, trace: Trace) -> None:
         read = sum(c.prompt_tokens_evaluated for c in trace.model_calls)
         reused = sum(c.prompt_tokens_reused for c in trace.model_calls)
         tokens = f" · {read:,} prompt tokens read, {reused:,} reused" if trace.model_calls else ""
-        st.markdown(f"**Where the time went** (ms) · {trace.llm_calls} LLM call{'s' * (trace.llm_calls != 1)}{tokens}")
+        st.markdown(f"**Where the time went** · {trace.llm_calls} LLM call{'s' * (trace.llm_calls != 1)}{tokens}")
         st.altair_chart(stage_chart(trace), use_container_width=True)
+        # Copyable: the same id finds this question's spans in Phoenix or any OpenTelemetry backend (RAGROUTER_OTEL).
+        st.caption("Trace id")
+        st.code(trace.trace_id, language=None)
     if trace.sql:
         st.code(trace.sql, language="sql")
         st.dataframe(pd.DataFrame(trace.rows, columns=trace.columns or None), use_container_width=True)

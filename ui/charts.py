@@ -5,7 +5,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from engines.trace import Trace
+from engines.trace import SpanRecord, Trace
+from engines.tracing.recorder import STAGES, outermost
 
 CHOSEN, OTHER = "#e4572e", "#9db4c0"
 
@@ -33,28 +34,49 @@ def route_chart(trace: Trace) -> alt.Chart:
     )
 
 
-# The documents and web paths' stages, in the order they run (engines/answers/citations.py).
-ANSWER_STAGES = ("web", "retrieve", "rerank", "compress", "generate")
+CRAG_STEP = "CorrectiveRAG."  # Corrective RAG's workflow steps are spans named after the step (engines/crag/workflow.py)
 
 
-def stages(trace: Trace) -> pd.DataFrame:
-    """Where the time went: the route, then each step of the path that answered (or the answer as one stage)."""
-    rows = [("route", trace.timings_ms.get("route", 0.0))]
-    if trace.crag:
-        rows += [(step["action"], step["ms"]) for step in trace.crag.steps]
-    elif trace.sql_attempts:
-        rows += [(f"SQL attempt {n}", a.ms) for n, a in enumerate(trace.sql_attempts, 1)]
-    elif timed := [(name, trace.timings_ms[name]) for name in ANSWER_STAGES if name in trace.timings_ms]:
-        rows += timed
-    else:
-        rows.append(("answer", trace.timings_ms.get("answer", 0.0)))
-    return pd.DataFrame(rows, columns=["stage", "ms"])
+def _stage_of(record: SpanRecord, lanes: dict[str, str], by_id: dict[str, SpanRecord]) -> str:
+    """The lane of the stage a model call ran in (its nearest stage ancestor), or "model" outside any stage."""
+    parent = by_id.get(record.parent or "")
+    while parent is not None and parent.id not in lanes:
+        parent = by_id.get(parent.parent or "")
+    return lanes[parent.id] if parent is not None else "model"
+
+
+def waterfall(trace: Trace) -> pd.DataFrame:
+    """Every stage on a time axis (a lane each, in the order they started) and the model calls inside them."""
+    stages = sorted(outermost(trace.spans, lambda name: name in STAGES or name.startswith(CRAG_STEP)), key=lambda s: s.start_ms)
+    lanes, attempts = {}, 0
+    for n, record in enumerate(stages, 1):
+        attempts += record.name == "sql"
+        label = f"SQL attempt {attempts}" if record.name == "sql" else record.name.replace(CRAG_STEP, "crag ")
+        lanes[record.id] = f"{n:02d} {label}"
+    rows = [(lanes[s.id], "stage", s.start_ms, s.start_ms + s.duration_ms, s.duration_ms, 0) for s in stages]
+    by_id = {s.id: s for s in trace.spans}
+    for call in (s for s in trace.spans if s.kind == "llm"):
+        tokens = call.attributes.get("model_call", {}).get("prompt_tokens_evaluated", 0)
+        rows.append((_stage_of(call, lanes, by_id), "model call", call.start_ms, call.start_ms + call.duration_ms, call.duration_ms, tokens))
+    return pd.DataFrame(rows, columns=["lane", "kind", "start", "end", "ms", "prompt tokens read"])
 
 
 def stage_chart(trace: Trace) -> alt.Chart:
-    timeline = stages(trace)
-    chart = alt.Chart(timeline).mark_bar().encode(x="ms:Q", y=alt.Y("stage:N", sort=None, title=None), tooltip=["stage", "ms"])
-    return chart.properties(height=_height(len(timeline)))
+    """The waterfall: stages as grey bars, the model calls inside them drawn over them."""
+    timeline = waterfall(trace)
+    lanes = sorted(set(timeline["lane"]), key=lambda lane: (lane == "model", lane))
+    chart = (
+        alt.Chart(timeline)
+        .mark_bar()
+        .encode(
+            x=alt.X("start:Q", title="ms from the question"),
+            x2="end:Q",
+            y=alt.Y("lane:N", sort=lanes, title=None),
+            color=alt.Color("kind:N", scale=alt.Scale(domain=["stage", "model call"], range=[OTHER, CHOSEN])),
+            tooltip=["lane", "kind", "start", "ms", "prompt tokens read"],
+        )
+    )
+    return chart.properties(height=_height(len(lanes)))
 
 
 def result_chart(trace: Trace) -> alt.Chart | None:

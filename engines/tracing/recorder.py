@@ -17,7 +17,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
@@ -88,11 +88,9 @@ class Recording:
     @property
     def ms(self) -> dict[str, float]:
         """Each stage's time: the sum of its spans that no span of the same stage encloses."""
-        by_id = {s.id: s for s in self.spans}
         totals: dict[str, float] = {}
-        for record in self.spans:
-            if record.name in STAGES and not _inside(record, record.name, by_id):
-                totals[record.name] = round(totals.get(record.name, 0.0) + record.duration_ms, 1)
+        for record in outermost(self.spans, STAGES.__contains__):
+            totals[record.name] = round(totals.get(record.name, 0.0) + record.duration_ms, 1)
         return totals
 
     @property
@@ -105,13 +103,18 @@ class Recording:
         return [ModelCall.model_validate(s.attributes["model_call"]) for s in self.spans if "model_call" in s.attributes]
 
 
-def _inside(record: SpanRecord, name: str, by_id: dict[str, SpanRecord]) -> bool:
-    parent = by_id.get(record.parent or "")
-    while parent is not None:
-        if parent.name == name:
-            return True
-        parent = by_id.get(parent.parent or "")
-    return False
+def outermost(spans: list[SpanRecord], wanted: Callable[[str], bool]) -> list[SpanRecord]:
+    """The spans with a `wanted` name that no span of the same name encloses (a fusion retriever's retrievers are
+    inside its retrieval; a follow-up's route holds the selector's)."""
+    by_id = {s.id: s for s in spans}
+
+    def enclosed(record: SpanRecord) -> bool:
+        parent = by_id.get(record.parent or "")
+        while parent is not None and parent.name != record.name:
+            parent = by_id.get(parent.parent or "")
+        return parent is not None
+
+    return [s for s in spans if wanted(s.name) and not enclosed(s)]
 
 
 _current: ContextVar[Recording | None] = ContextVar("recording", default=None)

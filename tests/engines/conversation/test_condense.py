@@ -43,7 +43,7 @@ def test_a_first_question_or_a_standalone_one_costs_no_model_call() -> None:
     condenser, llm = _condenser("never used")
     assert condenser.condense("What about Beijing?", []).question == "What about Beijing?"
     result = condenser.condense("Now tell me about the weather in Berlin.", [_turn("How many singers are there?")])
-    assert result.question == "Now tell me about the weather in Berlin." and result.mark is None and result.llm_calls == 0
+    assert result.question == "Now tell me about the weather in Berlin." and result.mark is None and not llm.prompts
     assert llm.prompts == []
 
 
@@ -51,7 +51,7 @@ def test_a_follow_up_is_rewritten_with_the_previous_sql_in_view() -> None:
     condenser, llm = _condenser(" How many customers in Beijing are older than 30?\n")
     turns = [_turn("How many customers are older than 30?", "SELECT count(*) FROM customers WHERE age > 30")]
     result = condenser.condense("What about Beijing?", turns)
-    assert result.question == "How many customers in Beijing are older than 30?" and result.rewritten and result.llm_calls == 1
+    assert result.question == "How many customers in Beijing are older than 30?" and result.rewritten and len(llm.prompts) == 1
     assert "SELECT count(*) FROM customers WHERE age > 30" in llm.prompts[0] and "Last question: What about Beijing?" in llm.prompts[0]
 
 

@@ -22,6 +22,7 @@ from engines.crag.workflow import CorrectiveRAG, band
 from engines.documents.engine import build_answer_engine
 from engines.documents.fusion import FusedRetriever
 from engines.language import is_short
+from engines.trace import RESULT
 from tests.conftest import DEMO_SOURCES, make_settings
 from tools.build import build_router
 
@@ -33,12 +34,14 @@ class ScriptedReplies(CustomLLM):
     """Scripted LLM double: grades every passage (and the answer's evidence sentence) "yes", answers with `answer`."""
 
     answer: str
+    calls: int = 0  # the calls it answered (a double opens no LLM span for the recorder to count)
 
     @property
     def metadata(self) -> LLMMetadata:
         return LLMMetadata(model_name="scripted-replies")
 
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        self.calls += 1
         return CompletionResponse(text="yes" if "yes or no" in prompt else self.answer)
 
     def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
@@ -67,9 +70,7 @@ class ScriptedDoubtful(ScriptedReplies):
 
 class ScriptedUnsure(ScriptedReplies):
     """Scripted LLM double: grades every passage with P(yes) = 0.5 (an ambiguous retrieval), writes
-    SUB_QUESTION_REPLY when asked for search questions, and otherwise replies as ScriptedReplies. Counts its calls."""
-
-    calls: int = 0
+    SUB_QUESTION_REPLY when asked for search questions, and otherwise replies as ScriptedReplies."""
 
     def chat(self, messages: list[ChatMessage], **kwargs: Any) -> ChatResponse:
         if "yes or no" not in str(messages[-1].content):
@@ -79,8 +80,10 @@ class ScriptedUnsure(ScriptedReplies):
         return ChatResponse(message=ChatMessage(role="assistant", content="yes"), logprobs=even)
 
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        self.calls += 1
-        return CompletionResponse(text=SUB_QUESTION_REPLY) if "Search questions:" in prompt else super().complete(prompt, formatted, **kwargs)
+        if "Search questions:" in prompt:
+            self.calls += 1
+            return CompletionResponse(text=SUB_QUESTION_REPLY)
+        return super().complete(prompt, formatted, **kwargs)
 
 
 def _run(tmp_path: Path, embed, llm: CustomLLM, **overrides: object):
@@ -92,7 +95,11 @@ def _run(tmp_path: Path, embed, llm: CustomLLM, **overrides: object):
     async def run():
         return await workflow.run(question="How many days of annual leave do employees get?")
 
-    return asyncio.run(run())
+    response = asyncio.run(run())
+    # The crag record and the declined flag as the trace's JSON shows them.
+    result = response.metadata[RESULT]
+    response.metadata.update(crag=result.crag.model_dump(), declined=result.declined)
+    return response
 
 
 def test_a_failed_verification_lets_the_answer_through_and_says_so(tmp_path: Path, embed) -> None:
@@ -105,17 +112,17 @@ def test_a_failed_verification_lets_the_answer_through_and_says_so(tmp_path: Pat
 
 
 def test_the_check_grades_the_sentence_that_holds_the_answer(tmp_path: Path, embed) -> None:
-    response = _run(tmp_path, embed, ScriptedReplies(answer="The office opens at 8:00 [2]."))
-    crag = response.metadata["crag"]
+    llm = ScriptedReplies(answer="The office opens at 8:00 [2].")
+    crag = _run(tmp_path, embed, llm).metadata["crag"]
     assert crag["verification"] == "GOOD" and crag["steps"][3]["evidence"] == PASSAGES[1] and crag["steps"][3]["basis"] == "sentence"
-    assert crag["llm_calls"] == 3  # one grading call (the first passage sufficed), the answer, the check
+    assert llm.calls == 3  # one grading call (the first passage sufficed), the answer, the check
 
 
 def test_an_answer_resting_on_a_passage_graded_yes_is_checked_without_another_call(tmp_path: Path, embed) -> None:
-    response = _run(tmp_path, embed, ScriptedReplies(answer="28 days [1]."))
-    crag = response.metadata["crag"]
+    llm = ScriptedReplies(answer="28 days [1].")
+    crag = _run(tmp_path, embed, llm).metadata["crag"]
     assert crag["verification"] == "GOOD" and crag["steps"][3]["evidence"] == PASSAGES[0] and crag["steps"][3]["basis"] == "passage"
-    assert crag["llm_calls"] == 2  # one grading call and the answer: plain RAG's one call plus one short one
+    assert llm.calls == 2  # one grading call and the answer: plain RAG's one call plus one short one
 
 
 def test_an_answer_no_passage_holds_is_retried_once_then_declined_with_the_draft_shown(tmp_path: Path, embed) -> None:
@@ -145,7 +152,7 @@ def test_evidence_and_labels_without_a_model_call() -> None:
     unused = RetrievalGrader(ScriptedBrokenCheck(answer="", graded=1))  # any call would raise
     assert verify(question, "The sources do not contain the answer.", PASSAGES, unused, 0.4) == Check("NO_CONTEXT")
     assert verify(question, "A company car.", PASSAGES, unused, 0.4) == Check("HALLUCINATION")
-    assert verify(question, "28 days [1].", PASSAGES, unused, 0.4, {PASSAGES[0]: 0.9}) == Check("GOOD", PASSAGES[0], 0.9, 0, "passage")
+    assert verify(question, "28 days [1].", PASSAGES, unused, 0.4, {PASSAGES[0]: 0.9}) == Check("GOOD", PASSAGES[0], 0.9, "passage")
     # Graded below the check's own bar, or graded on a part that does not hold the sentence: the model is asked.
     long = "x" * 700 + ". " + PASSAGES[0]
     for graded in ({PASSAGES[0]: 0.3}, {long: 0.9}):
@@ -188,7 +195,7 @@ def test_a_retry_that_reaches_the_same_passages_asks_the_model_nothing_again(tmp
     crag = _run(tmp_path, embed, llm, crag_max_rewrites=0).metadata["crag"]
     assert [s["reused"] for s in crag["steps"] if s["action"] == "generate"] == [False, True]
     assert [s["label"] for s in crag["steps"] if s["action"] == "verify"] == ["INSUFFICIENT"] * 2
-    assert crag["llm_calls"] == llm.calls == 4  # two passages graded, one answer, one check; none in the retry
+    assert llm.calls == 4  # two passages graded, one answer, one check; none in the retry
 
 
 def test_a_rewrite_that_finds_no_new_passage_ends_the_rewrites(tmp_path: Path, embed) -> None:

@@ -18,6 +18,7 @@ from engines.documents.engine import build_answer_engine
 from engines.documents.scope.filter import ScopeFilter
 from engines.documents.scope.numbers import numbered, other_numbers
 from engines.documents.scope.years import other_years, years
+from engines.trace import RESULT
 from engines.tracing.recorder import recording
 from tests.conftest import make_settings
 
@@ -119,7 +120,7 @@ def test_crag_declines_a_year_no_passage_is_about_without_asking_the_model(tmp_p
         return await workflow.run(question="What is the 2023 remote-work rule?")
 
     response = asyncio.run(run())
-    assert response.metadata["declined"] and response.metadata["crag"]["llm_calls"] == 0
+    assert response.metadata[RESULT].declined  # and ScriptedNoCalls was never called
 
 
 def test_the_setting_turns_the_filter_off(tmp_path: Path, embed) -> None:

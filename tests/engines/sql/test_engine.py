@@ -14,6 +14,7 @@ from engines.sql.engine import TextToSQLQueryEngine, extract_sql
 from engines.sql.knowledge import Knowledge, KnowledgeFileError, SqlKnowledgeBase, file_entries, open_knowledge_base, schema_entries
 from engines.sql.prompts import knowledge_block, write_prompt
 from engines.sql.repair import classify_error, closest_names
+from engines.trace import RESULT
 from tests.conftest import make_settings
 from tests.scripted_llm import ScriptedFileWriter, ScriptedSQLWriter
 
@@ -22,6 +23,11 @@ SHOP_KNOWLEDGE = DATA_DIR / "demo" / "shop-knowledge.yaml"
 
 
 @pytest.fixture(scope="module")
+def _attempts(response) -> list[dict]:
+    """The engine's attempts as the trace's JSON shows them."""
+    return [a.model_dump() for a in response.metadata[RESULT].attempts]
+
+
 def database() -> GuardedSQLDatabase:
     return GuardedSQLDatabase(open_engine(SqlSource(name="shop", kind="sql", path=SHOP)), row_limit=100)
 
@@ -108,7 +114,7 @@ def test_errors_are_classified_and_unknown_names_get_the_closest_real_ones() -> 
 def test_a_fixable_error_is_repaired_with_a_hint(database, knowledge) -> None:
     writer = ScriptedSQLWriter(sqls=["SELECT nmae FROM customers WHERE age > 50", "SELECT name FROM customers WHERE age > 50"])
     response = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=writer, write_answer=False).query("Who is older than 50?")
-    attempts = response.metadata["attempts"]
+    attempts = _attempts(response)
     assert [a["kind"] for a in attempts] == ["unknown-column", None]
     assert "customers.name" in writer.prompts[1] and "no such column: nmae" in writer.prompts[1]
     assert response.metadata["result"] == [("Maria Rossi",)]
@@ -117,7 +123,7 @@ def test_a_fixable_error_is_repaired_with_a_hint(database, knowledge) -> None:
 def test_the_loop_stops_when_the_model_repeats_itself(database, knowledge) -> None:
     writer = ScriptedSQLWriter(sqls=["SELECT nmae FROM customers"])
     response = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=writer, max_attempts=3).query("Names?")
-    assert [a["kind"] for a in response.metadata["attempts"]] == ["unknown-column", "repeated"]
+    assert [a["kind"] for a in _attempts(response)] == ["unknown-column", "repeated"]
 
 
 def test_the_real_model_answers_a_chinese_question_from_the_shop(database, knowledge, llm) -> None:
@@ -129,7 +135,7 @@ def test_the_real_model_answers_a_chinese_question_from_the_shop(database, knowl
 def test_fixes_made_before_a_query_runs_are_in_its_attempt(database, knowledge) -> None:
     writer = ScriptedSQLWriter(sqls=["SELECT COUNT(*) FROM products AS T1 JOIN orders AS T2 ON T1.id = T2.product_id WHERE T2.category = 'Food'"])
     response = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=writer, write_answer=False).query("How many orders of food?")
-    attempt = response.metadata["attempts"][0]
+    attempt = _attempts(response)[0]
     assert attempt["fixes"] == ["T2.category -> T1.category", "'Food' -> 'food'"]
     assert attempt["sql"].endswith("WHERE T1.category = 'food'") and attempt["error"] is None
 
@@ -146,7 +152,7 @@ def test_the_engine_runs_every_candidate_guarded_and_keeps_the_winner(database, 
     )
     engine = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=writer, write_answer=False, candidates=4)
     response = engine.query("Who is older than 50?")
-    (attempt,) = response.metadata["attempts"]
+    (attempt,) = _attempts(response)
     assert attempt["sql"] == "SELECT name FROM customers WHERE age > 50" and (attempt["votes"], attempt["written"], attempt["chosen"]) == (2, 4, 2)
     assert attempt["others"] == ["SELECT name FROM customers WHERE age > 90", "DROP TABLE customers"]
     assert response.metadata["result"] == [("Maria Rossi",)]
@@ -159,7 +165,7 @@ def test_in_doubt_the_further_ballots_are_written_only_when_the_first_two_leave_
         writer = ScriptedSQLWriter(sqls=sqls)
         engine = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=writer, write_answer=False, candidates=3, vote="in_doubt")
         response = engine.query("Who is older than 50?")
-        return response.metadata["attempts"][0], response.metadata["result"]
+        return _attempts(response)[0], response.metadata["result"]
 
     agree = "SELECT name FROM customers WHERE age > 50"
     assert first_attempt([agree, agree, "SELECT name FROM customers"])[0]["written"] == 2  # two readings agree: no third
@@ -173,7 +179,7 @@ def test_when_no_candidate_runs_the_greedy_query_is_repaired(database, knowledge
         sqls=["SELECT nmae FROM customers WHERE age > 50", "SELECT nme FROM customers WHERE age > 50", "SELECT name FROM customers WHERE age > 50"]
     )
     engine = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=writer, write_answer=False, candidates=2)
-    attempts = engine.query("Who is older than 50?").metadata["attempts"]
+    attempts = _attempts(engine.query("Who is older than 50?"))
     assert [(a["kind"], a["votes"], a["written"]) for a in attempts] == [("unknown-column", 0, 2), (None, 1, 1)]
     assert "no such column: nmae" in writer.prompts[2]
 

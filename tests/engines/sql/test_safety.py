@@ -19,6 +19,7 @@ from engines.sources import SqlSource
 from engines.sql.database import GuardedSQLDatabase, open_engine
 from engines.sql.engine import TextToSQLQueryEngine
 from engines.sql.knowledge import open_knowledge_base
+from engines.trace import RESULT
 from tests.conftest import make_settings
 from tests.scripted_llm import ScriptedSQLWriter
 
@@ -121,7 +122,8 @@ def knowledge(tmp_path_factory: pytest.TempPathFactory, database: GuardedSQLData
 def _ask(database: GuardedSQLDatabase, knowledge, llm, question: str) -> dict:
     engine = TextToSQLQueryEngine(database=database, knowledge=knowledge, llm=llm)
     response = engine.query(question)
-    return {"answer": str(response), **response.metadata}
+    # The attempts as dicts, as the trace's JSON shows them.
+    return {"answer": str(response), **response.metadata, "attempts": [a.model_dump() for a in response.metadata[RESULT].attempts]}
 
 
 @pytest.mark.parametrize("sql", HOSTILE_SQL)

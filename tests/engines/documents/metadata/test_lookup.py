@@ -11,6 +11,7 @@ from engines.documents.metadata.lookup import find_documents
 from engines.documents.metadata.writer import parse_instruction
 from engines.documents.store import open_index
 from engines.sources import load_sources
+from engines.trace import RESULT
 from engines.tracing.recorder import recording
 from tests.conftest import make_settings
 from tests.engines.crag.test_crag import ScriptedReplies
@@ -88,7 +89,7 @@ def test_a_sort_question_is_answered_with_titles_and_the_values_that_placed_them
     assert (
         response.response == "2 documents match, by created, lowest first: Style Guide for Python Code (pep-0008), created 2001-07-05, type Process."
     )
-    record = response.metadata["metadata_query"]
+    record = response.metadata[RESULT].metadata_query.model_dump()
     assert record["matched"] == 2 and record["expression"] == "type in ['Process']" and record["documents"][0]["doc_id"] == "pep-0008"
     assert [n.node.metadata["doc_id"] for n in response.source_nodes] == ["pep-0008"]
     assert "metadata instruction" in clock.ms and "metadata lookup" in clock.ms
@@ -98,7 +99,7 @@ def test_counts_and_nothing_matching_are_said_in_the_questions_language(peps) ->
     count, _ = _ask(peps, '{"filters": [{"field": "status", "op": "==", "value": "Final"}], "count": true}', "How many Final PEPs are there?")
     assert count.response == "4 documents match status == Final."
     none, _ = _ask(peps, '{"filters": [{"field": "created", "op": ">", "value": "2030"}]}', "2030 年之后的 PEP 有哪些？")
-    assert none.response.startswith("没有文档符合条件") and none.metadata["metadata_query"]["matched"] == 0
+    assert none.response.startswith("没有文档符合条件") and none.metadata[RESULT].metadata_query.matched == 0
 
 
 @pytest.mark.parametrize(
@@ -111,7 +112,7 @@ def test_counts_and_nothing_matching_are_said_in_the_questions_language(peps) ->
 )
 def test_an_instruction_that_cannot_be_applied_is_a_note_and_retrieval_answers(peps, reply: str, why: str) -> None:
     response, clock = _ask(peps, reply, "Which PEP is the newest?")
-    assert "metadata_query" not in (response.metadata or {}) and response.response == reply
+    assert getattr((response.metadata or {}).get(RESULT), "metadata_query", None) is None and response.response == reply
     assert any(why in n and "answered by retrieval" in n for n in clock.notes)
 
 
