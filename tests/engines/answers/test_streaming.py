@@ -69,6 +69,7 @@ def test_the_answer_engine_streams_while_listened_to_and_answers_the_same_withou
     with listening(heard, GUARD):
         streamed = engine.query("How many days of annual leave?")
     assert heard.tokens == llm.answer.split(" ")[:1] + [" " + w for w in llm.answer.split(" ")[1:]]
+
     # The answer handed back names the passage its citation points to (engines/answers/passages.py).
     def cited(response) -> str:
         return f"Employees receive 28 days of paid annual leave [1] ({response.source_nodes[0].node.node_id})."
