@@ -31,6 +31,7 @@ from engines.sources import DocumentsSource, Source, SourcesError, SqlSource, We
 from engines.sql.database import GuardedSQLDatabase, open_engine, schema_summary
 from engines.sql.engine import TextToSQLQueryEngine, engine_limits
 from engines.sql.knowledge import SqlKnowledgeBase, open_knowledge_base
+from engines.tracing.export import start_export
 from engines.web import WebQueryEngine
 from tools.descriptions import WEB_DESCRIPTION, WEB_PROFILE, DescriptionCache, describe_database, table_profile, table_words
 
@@ -62,6 +63,7 @@ def build_router(settings: Settings, sources_file: Path | None = None, llm: LLM 
     """Everything needed to answer: the sources file read, the models (unless given), one tool per source and
     the router over them. A bad sources file fails before any model loads."""
     sources = load_sources(sources_file or settings.sources_file)
+    start_export(settings)  # a bad RAGROUTER_OTEL target fails here too, before any model loads
     embed = embed or settings_embedding(settings)
     llm = llm or build_llm(settings)
     # Keep LlamaIndex from reaching for its OpenAI defaults anywhere we did not pass a model explicitly.

@@ -24,6 +24,7 @@ from engines.routing.router import QuestionError
 from engines.settings import Settings
 from engines.sources import SourcesError
 from engines.sql.database import DatabaseError
+from engines.tracing.export import ExportError
 
 app = typer.Typer(add_completion=False, help="Route questions to documents, SQL databases or the web, and show why.")
 console = Console(stderr=True, soft_wrap=True)
@@ -37,6 +38,7 @@ USER_ERRORS = (
     DatabaseError,
     ConversationIdError,
     ConversationStoreError,
+    ExportError,
 )
 SourcesOption = typer.Option(None, "--sources", help="Sources YAML file (default: data/sources.yaml).")
 

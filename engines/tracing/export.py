@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from openinference.instrumentation import TraceConfig
-from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
-
 from engines.settings import Settings
+
+if TYPE_CHECKING:  # the SDK and OpenInference load only when export is on: `ragrouter ask` starts without them
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SpanExporter
 
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 TRACES_FILE = "traces.jsonl"
@@ -33,26 +33,56 @@ class ExportError(ValueError):
     """Tracing export cannot start as configured; the message names the setting."""
 
 
-_started: tuple[str, str] | None = None
+@dataclass
+class _Export:
+    target: tuple[str, str]  # (RAGROUTER_OTEL, where to)
+    provider: TracerProvider
+
+
+_running: _Export | None = None
 
 
 def start_export(settings: Settings) -> None:
-    """Send spans where RAGROUTER_OTEL says, once per process (a second call with other settings is an error)."""
-    global _started
+    """Send spans where RAGROUTER_OTEL says, once per process (another destination later is an error). Bad settings
+    fail here, before anything is answered."""
+    global _running
     if settings.otel == "off":
         return
     target = (settings.otel, _target(settings))
-    if _started is not None:
-        if _started != target:
-            raise ExportError(f"tracing export already goes to {_started[1]}; it cannot change within one process")
+    if _running is not None:
+        if _running.target != target:
+            raise ExportError(f"tracing export already goes to {_running.target[1]}; it cannot change within one process")
         return
+    from openinference.instrumentation import TraceConfig
+    from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
     exporter = _file_exporter(settings.state_dir) if settings.otel == "file" else _otlp_exporter(target[1])
     provider = TracerProvider(resource=Resource.create({"service.name": "ragrouter"}))
     provider.add_span_processor(BatchSpanProcessor(exporter, max_queue_size=4096, export_timeout_millis=EXPORT_TIMEOUT_S * 1000))
     config = TraceConfig(hide_inputs=settings.otel_hide_io, hide_outputs=settings.otel_hide_io)
     LlamaIndexInstrumentor().instrument(tracer_provider=provider, config=config)
     _warn_once("opentelemetry.exporter.otlp.proto.http.trace_exporter", "opentelemetry.sdk.trace.export", "opentelemetry.exporter.otlp.json.file")
-    _started = target
+    _running = _Export(target, provider)
+
+
+def flush_export() -> None:
+    """Send what is queued now (the process also does at exit)."""
+    if _running is not None:
+        _running.provider.force_flush(EXPORT_TIMEOUT_S * 1000)
+
+
+def stop_export() -> None:
+    """Flush, stop, and take OpenInference's handlers off LlamaIndex's dispatcher (they are global)."""
+    global _running
+    if _running is not None:
+        from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
+
+        LlamaIndexInstrumentor().uninstrument()
+        _running.provider.shutdown()
+        _running = None
 
 
 def _target(settings: Settings) -> str:
