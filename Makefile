@@ -10,7 +10,7 @@ export TRANSFORMERS_OFFLINE := 1
 LLAMA_CPP_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: install model chromium postgres serve-llm serve-embeddings serve-milvus ingest run lint docs test test-fast bench bench-retrieval eval eval-ingest eval-router eval-sql eval-retrieval eval-answers clean
+.PHONY: install model chromium postgres phoenix serve-phoenix serve-llm serve-embeddings serve-milvus ingest run lint docs test test-fast bench bench-retrieval eval eval-ingest eval-router eval-sql eval-retrieval eval-answers clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -39,6 +39,21 @@ run: ingest
 # RAGROUTER_LLM_BACKEND=openai_like RAGROUTER_API_BASE=http://127.0.0.1:8088/v1 ragrouter ask "..."
 serve-llm: model
 	$(PY) -m tools.servers llm
+
+# Arize Phoenix in a virtual environment of its own (it pins its own sqlglot and brings ~65 packages), to read the
+# traces RAGROUTER_OTEL=otlp exports (docs/observability.md); tests/ui/test_phoenix.py starts it the same way.
+PHOENIX := .phoenix
+$(PHOENIX)/.installed:
+	python3 -m venv $(PHOENIX)
+	$(PHOENIX)/bin/pip install --quiet arize-phoenix==20.26.1
+	touch $@
+
+phoenix: $(PHOENIX)/.installed
+
+# Phoenix offline on 127.0.0.1:6006, its data in the state folder: then RAGROUTER_OTEL=otlp and
+# OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://127.0.0.1:6006/v1/traces.
+serve-phoenix: install phoenix
+	$(PY) -m tools.servers phoenix
 
 # The embedding model over the OpenAI embeddings API, on 127.0.0.1:8089: then
 # RAGROUTER_EMBEDDING_BACKEND=openai_like RAGROUTER_EMBED_API_BASE=http://127.0.0.1:8089/v1
@@ -70,7 +85,7 @@ lint: install
 docs: install
 	$(PY) -m ui.settings_doc > docs/settings.md
 
-test: lint model chromium postgres
+test: lint model chromium postgres phoenix
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
 # The tests that need no local model (about a minute); `make test` runs them all.

@@ -31,7 +31,7 @@ from engines.sources import DocumentsSource, Source, SourcesError, SqlSource, We
 from engines.sql.database import GuardedSQLDatabase, open_engine, schema_summary
 from engines.sql.engine import TextToSQLQueryEngine, engine_limits
 from engines.sql.knowledge import SqlKnowledgeBase, open_knowledge_base
-from engines.tracing.export import start_export
+from engines.tracing.export import start_export, unexported
 from engines.web import WebQueryEngine
 from tools.descriptions import WEB_DESCRIPTION, WEB_PROFILE, DescriptionCache, describe_database, table_profile, table_words
 
@@ -69,7 +69,8 @@ def build_router(settings: Settings, sources_file: Path | None = None, llm: LLM 
     # Keep LlamaIndex from reaching for its OpenAI defaults anywhere we did not pass a model explicitly.
     LlamaSettings.llm, LlamaSettings.embed_model = llm, embed
     guard = load_output_guard(settings.output_guard_file)
-    return RagRouter(settings, build_tools(sources, settings, llm, embed, guard), llm, embed, guard)
+    with unexported():  # embedding the profiles and probes answers no question: no trace of its own
+        return RagRouter(settings, build_tools(sources, settings, llm, embed, guard), llm, embed, guard)
 
 
 def _documents_engine(

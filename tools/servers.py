@@ -1,5 +1,6 @@
 """Servers on 127.0.0.1 from the project's own files, standing in for the ones a team scales out to: a model
-endpoint, an embeddings endpoint and a Milvus server (`make serve-llm`, `serve-embeddings`, `serve-milvus`).
+endpoint, an embeddings endpoint and a Milvus server (`make serve-llm`, `serve-embeddings`, `serve-milvus`), and
+Arize Phoenix to read the exported traces in (`make serve-phoenix`).
 
 `llm_server_command` is llama.cpp's own OpenAI-compatible server (`llama_cpp.server`, the `[server]` extra of
 llama-cpp-python) on the local GGUF: the same HTTP API as vLLM, so `RAGROUTER_LLM_BACKEND=openai_like` with its
@@ -15,6 +16,7 @@ instruction, so the vectors equal the in-process ones.
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -35,6 +37,10 @@ from engines.settings import Settings
 LLM_PORT = 8088
 EMBEDDINGS_PORT = 8089
 MILVUS_PORT = 19530
+PHOENIX_PORT = 6006
+# Arize Phoenix lives in a virtual environment of its own (`make phoenix`): it pins its own sqlglot and brings ~65
+# packages the product does not need.
+PHOENIX = Path(__file__).resolve().parent.parent / ".phoenix" / "bin" / "phoenix"
 START_TIMEOUT_S = 180
 
 
@@ -57,6 +63,21 @@ def llm_server_command(settings: Settings, port: int = LLM_PORT, context: int = 
 def milvus_server_command(data_dir: Path, port: int = MILVUS_PORT) -> list[str]:
     """Milvus Lite's gRPC server as a process of its own, on a data folder: the client path of Milvus standalone."""
     return [sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(data_dir), "--host", "127.0.0.1", "--port", str(port)]
+
+
+def phoenix_server(working_dir: Path, port: int = PHOENIX_PORT, grpc_port: int | None = None) -> tuple[list[str], dict[str, str]]:
+    """The command and environment that serve Phoenix offline on 127.0.0.1:`port` (OTLP over HTTP at /v1/traces), its
+    data in `working_dir`, with its telemetry and external resources (fonts, scripts from a CDN) off."""
+    env = {
+        **os.environ,
+        "PHOENIX_HOST": "127.0.0.1",
+        "PHOENIX_PORT": str(port),
+        "PHOENIX_GRPC_PORT": str(grpc_port or free_port()),
+        "PHOENIX_WORKING_DIR": str(working_dir),
+        "PHOENIX_TELEMETRY_ENABLED": "false",
+        "PHOENIX_ALLOW_EXTERNAL_RESOURCES": "false",
+    }
+    return [str(PHOENIX), "serve"], env
 
 
 def embeddings_server_command(port: int = EMBEDDINGS_PORT) -> list[str]:
@@ -128,12 +149,12 @@ def port_open(port: int) -> Callable[[], bool]:
 
 
 @contextmanager
-def running(command: list[str], ready: Callable[[], bool] | str, log: Path) -> Iterator[subprocess.Popen]:
+def running(command: list[str], ready: Callable[[], bool] | str, log: Path, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen]:
     """Start `command` with its output in `log`, wait until it is `ready` (a URL: until it answers 200), stop it
     when the block ends."""
     ready = http_ok(ready) if isinstance(ready, str) else ready
     with log.open("ab") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
         while not ready():
@@ -185,6 +206,16 @@ def milvus(
 ) -> None:
     """Milvus Lite's server on its own; point RAGROUTER_MILVUS_URI at http://127.0.0.1:PORT."""
     raise typer.Exit(subprocess.call(milvus_server_command(data_dir or Settings().state_dir / "milvus-server", port)))
+
+
+@cli.command()
+def phoenix(port: int = typer.Option(PHOENIX_PORT, help="The port on 127.0.0.1.")) -> None:
+    """Arize Phoenix, offline (`make phoenix` installs it); then RAGROUTER_OTEL=otlp with
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://127.0.0.1:PORT/v1/traces, and open http://127.0.0.1:PORT."""
+    if not PHOENIX.exists():
+        raise typer.BadParameter("Phoenix is not installed: run `make phoenix`")
+    command, env = phoenix_server(Settings().state_dir / "phoenix", port, grpc_port=4317)
+    raise typer.Exit(subprocess.call(command, env=env))
 
 
 if __name__ == "__main__":

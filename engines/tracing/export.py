@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -66,6 +68,18 @@ def start_export(settings: Settings) -> None:
     LlamaIndexInstrumentor().instrument(tracer_provider=provider, config=config)
     _warn_once("opentelemetry.exporter.otlp.proto.http.trace_exporter", "opentelemetry.sdk.trace.export", "opentelemetry.exporter.otlp.json.file")
     _running = _Export(target, provider)
+
+
+@contextmanager
+def unexported() -> Iterator[None]:
+    """What runs inside is not exported (start-up work, such as embedding the sources' profiles: no question's)."""
+    if _running is None:
+        yield
+        return
+    from openinference.instrumentation import suppress_tracing
+
+    with suppress_tracing():
+        yield
 
 
 def flush_export() -> None:

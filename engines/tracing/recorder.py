@@ -53,16 +53,6 @@ _DISPATCHER = get_dispatcher("ragrouter")
 _NO_ARGS = inspect.signature(lambda **kwargs: None)
 
 
-class ModelCallEvent(BaseEvent):
-    """A call of the local model ended: llama.cpp's counters for it (engines/models/llm.py)."""
-
-    call: ModelCall
-
-    @classmethod
-    def class_name(cls) -> str:
-        return "ModelCallEvent"
-
-
 @dataclass
 class _Open:
     record: SpanRecord
@@ -187,8 +177,8 @@ class _SpanRecorder(BaseSpanHandler[BaseSpan]):
 
 
 class _EventRecorder(BaseEventHandler):
-    """Attaches llama.cpp's counters to the LLM span they belong to, and stretches a streamed LLM span to the end
-    of its stream (the span closes when the stream is handed back, before its first token)."""
+    """Stretches a streamed LLM span to the end of its stream (the span closes when the stream is handed back,
+    before its first token; LlamaIndex's end event names the span when the stream ends)."""
 
     @classmethod
     def class_name(cls) -> str:
@@ -198,9 +188,7 @@ class _EventRecorder(BaseEventHandler):
         recording = _current.get()
         if recording is None:
             return
-        if isinstance(event, ModelCallEvent):
-            _update(recording, event.span_id, model_call=event.call.model_dump())
-        elif isinstance(event, (LLMCompletionEndEvent, LLMChatEndEvent)):
+        if isinstance(event, (LLMCompletionEndEvent, LLMChatEndEvent)):
             _stretch(recording, event.span_id)
 
 
@@ -323,5 +311,8 @@ def mark(moment: str) -> None:
 
 
 def model_call(call: ModelCall, span_id: str | None) -> None:
-    """Report a call of the local model, with its counters, as an event of the LLM span `span_id`."""
-    _DISPATCHER.event(ModelCallEvent(call=call, span_id=span_id))
+    """Attach llama.cpp's counters for a call of the local model to its LLM span `span_id` (a stream's are read
+    after its span closed, so not through the current span)."""
+    recording = _current.get()
+    if recording is not None:
+        _update(recording, span_id, model_call=call.model_dump())

@@ -22,12 +22,12 @@ SHOP = DATA_DIR / "demo" / "shop.sqlite"
 SHOP_KNOWLEDGE = DATA_DIR / "demo" / "shop-knowledge.yaml"
 
 
-@pytest.fixture(scope="module")
 def _attempts(response) -> list[dict]:
     """The engine's attempts as the trace's JSON shows them."""
     return [a.model_dump() for a in response.metadata[RESULT].attempts]
 
 
+@pytest.fixture(scope="module")
 def database() -> GuardedSQLDatabase:
     return GuardedSQLDatabase(open_engine(SqlSource(name="shop", kind="sql", path=SHOP)), row_limit=100)
 
