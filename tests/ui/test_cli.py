@@ -40,6 +40,7 @@ BAD_SETTINGS = [
     ("RAGROUTER_CRAG_AMBIGUOUS_SUPPORT", "-0.1"),
     ("RAGROUTER_CRAG_GRADE_COSINE_WEIGHT", "-1"),
     ("RAGROUTER_CRAG_GRADE_COSINE_CENTER", "2"),
+    ("RAGROUTER_OTEL", "phoenix"),
 ]
 
 
@@ -105,11 +106,21 @@ def test_ask_prints_the_answer_as_it_streams_then_the_route(cli_env: dict, tmp_p
     assert "routed to shop" in result.stderr and "SQL:" in result.stderr  # the route beside it, on stderr
 
 
-def test_ask_json_has_the_stable_keys(cli_env: dict, tmp_path: Path) -> None:
-    result = run(cli_env, "ask", "How many orders are there?", "--json", "--sources", _sql_and_web(tmp_path))
+# The keys `ask --json` had before the trace was built from LlamaIndex's instrumentation (commit 04cd707): all stay.
+KEYS_BEFORE = {
+    *("question", "standalone_question", "conversation", "route", "answer", "sql", "rows", "columns", "sql_attempts", "passages"),
+    *("timings_ms", "llm_calls", "model_calls", "web_unavailable", "web_error", "crag", "metadata_query", "declined", "notes"),
+}
+
+
+def test_ask_json_has_the_stable_keys_and_a_tracing_endpoint_that_is_down_changes_nothing(cli_env: dict, tmp_path: Path) -> None:
+    down = {**cli_env, "RAGROUTER_OTEL": "otlp", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:9/v1/traces"}  # nothing listens
+    result = run(down, "ask", "How many orders are there?", "--json", "--sources", _sql_and_web(tmp_path))
     assert result.returncode == 0, result.stderr
+    assert result.stderr.count("tracing export failed") <= 1 and "Traceback" not in result.stderr
     trace = json.loads(result.stdout)
-    assert {"route", "answer", "sql", "rows", "passages", "timings_ms", "crag", "declined"} <= set(trace)
+    assert KEYS_BEFORE | {"trace_id", "spans"} == set(trace) and len(trace["trace_id"]) == 32
+    assert {"total", "route", "answer", "sql"} == set(trace["timings_ms"])
     assert {"chosen", "candidates", "reason", "selector"} <= set(trace["route"])
     assert trace["route"]["chosen"] == "shop" and trace["rows"] == [[60]]
     assert trace["crag"] is None and trace["declined"] is False  # CRAG runs on the documents path only
@@ -126,6 +137,23 @@ def test_a_malformed_conversation_id_exits_2_before_any_model_loads(state_env: d
     result = run(state_env, "ask", "How many orders are there?", "--conversation", "../x", "--sources", _sql_and_web(tmp_path))
     assert result.returncode == 2 and "not a conversation id" in result.stderr
     assert not (tmp_path / "state").exists()
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"RAGROUTER_OTEL": "otlp", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "localhost:6006"},
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http(s) URL",
+        ),
+        ({"RAGROUTER_OTEL": "otlp"}, "RAGROUTER_OTEL=otlp needs OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+        ({"RAGROUTER_OTEL": "file", "RAGROUTER_STATE_DIR": str(SHOP)}, "RAGROUTER_OTEL=file cannot write"),  # a file, not a folder
+    ],
+)
+def test_a_tracing_target_that_cannot_work_exits_2_before_any_model_loads(state_env: dict, tmp_path: Path, env: dict, message: str) -> None:
+    clean = {k: v for k, v in state_env.items() if not k.startswith("OTEL_")}
+    result = run({**clean, **env}, "ask", "How many orders are there?", "--sources", _sql_and_web(tmp_path))
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize("command", [("show", "nope"), ("delete", "nope"), ("rename", "nope", "A title")])
