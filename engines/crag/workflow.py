@@ -16,6 +16,7 @@ sentences, the ones nearest the question kept in document order) followed by dro
 from __future__ import annotations
 
 import asyncio
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,14 +150,12 @@ class CorrectiveRAG(Workflow):
         retriever = self._engine.retriever
         top_k = getattr(retriever, "similarity_top_k", None)
         if ev.top_k_factor > 1 and top_k:
+            # A copy retrieves wider: the engine's own retriever is shared by every question answered at once.
+            retriever = copy.copy(retriever)
             retriever.similarity_top_k = top_k * ev.top_k_factor
         query, extra = ev.queries[0], ev.queries[1:]
-        try:
-            # A retriever without a top k returns every passage; so then does the fusion.
-            nodes = self._engine.retrieve(query, fusing(retriever, ev.queries, top_k or 10_000, self._llm))
-        finally:
-            if top_k:
-                retriever.similarity_top_k = top_k
+        # A retriever without a top k returns every passage; so then does the fusion.
+        nodes = self._engine.retrieve(query, fusing(retriever, ev.queries, top_k or 10_000, self._llm))
         state.record("retrieve", query=query.query_str, sub_questions=[q.query_str for q in extra], passages=len(nodes), wider=ev.top_k_factor > 1)
         return GradeEvent(nodes=nodes)
 
