@@ -10,6 +10,7 @@ except what ours keeps on purpose: evaluated schemas, engines/models/prompt_stat
 - documents: the demo handbook's six questions and retrieval dev questions (SciFact, CMRC2018); ours against
   `VectorStoreIndex.as_query_engine`, both streaming; then ours again with Corrective RAG on;
 - route: the decision alone, ours against the stock embedding and LLM selectors;
+- tracing: ours on the sql and documents questions with RAGROUTER_OTEL=file against export off;
 - decoding: prompt-lookup speculative decoding (`LlamaPromptLookupDecoding`) against plain decoding, on SQL
   and extractive prompts: generated tokens per second, and whether the text is the same;
 - ingest: the first N SciFact abstracts, ours against `VectorStoreIndex.from_documents`, and the embedding model
@@ -37,6 +38,7 @@ from bench.decoding import decoding_speed
 from bench.ingest import ingest_throughput
 from engines.routing.router import RagRouter
 from engines.settings import DATA_DIR, Settings
+from engines.tracing.export import start_export, stop_export
 from engines.tracing.recorder import recording
 from evals.datasets import EVAL_DIR, load_questions, retrieval_questions, stratified
 from evals.metrics import latency
@@ -159,6 +161,20 @@ def corrective(asked: list[Asked], crag_routers: dict[int, RagRouter]) -> dict:
     return summary([_ours(crag_routers[id(router)], source, question) for router, source, question in asked])
 
 
+def export_overhead(asked: list[Asked], settings: Settings) -> dict:
+    """Ours on the same questions with tracing export off, then on to a file (RAGROUTER_OTEL=file, in the state
+    folder), then off again (the two off passes bracket the file pass, so the kept prompt states favour neither)."""
+    passes: dict[str, list[dict]] = {"off": [], "file": [], "off again": []}
+    for name, records in passes.items():
+        if name == "file":
+            start_export(settings.model_copy(update={"otel": "file"}))
+        records.extend(_ours(router, source, question) for router, source, question in asked)
+        if name == "file":
+            stop_export()
+    off, exported = summary(passes["off"] + passes["off again"]), summary(passes["file"])
+    return {"off": off, "file": exported, "ratio": round(exported["median_ms"] / off["median_ms"], 3)}
+
+
 def sql_questions(demo: RagRouter, reference: RagRouter, n: int) -> list[Asked]:
     spider = [q for q in load_questions("sql", "dev", None)[0] if q["set"] == "spider"]
     asked = [(demo, "shop", q) for q in DEMO_SQL]
@@ -219,6 +235,9 @@ def markdown(results: dict) -> str:
         route = results["route"]
         for stock in ("stock EmbeddingSingleSelector", "stock LLMSingleSelector"):
             rows.append(_ratio_row(f"route decision vs {stock.split()[1]}, ms", route["ragrouter"], route[stock]))
+    if "tracing" in results:
+        t = results["tracing"]
+        rows.append(_ratio_row(f"answer with tracing exported to a file vs off, ms ({t['file']['n']} questions)", t["file"], t["off"]))
     if "decoding" in results:
         d = results["decoding"]
         rows.append(
@@ -257,6 +276,7 @@ def main() -> None:
         "documents": lambda: compare(documents, _stock_documents),
         "crag": lambda: corrective(documents, crag),
         "route": lambda: route_times(reference, args.repeats),
+        "tracing": lambda: export_overhead(sql + documents, demo.settings),
         "decoding": lambda: decoding_speed(demo.settings, sql, documents),
         "ingest": lambda: ingest_throughput(reference, args.ingest_docs),
     }
