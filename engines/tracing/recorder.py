@@ -34,8 +34,8 @@ from opentelemetry import trace as otel
 
 from engines.trace import ModelCall, SpanRecord
 
-# The stages `timings_ms` reports (the stable keys of `ask --json`, plus "scope", "sql" and the Corrective RAG
-# steps); any other span is kept in the tree only.
+# The stages `timings_ms` reports (the stable keys of `ask --json`, plus "scope" and "sql"); any other span is
+# kept in the tree only.
 STAGES = {
     "route",
     "condense",
@@ -62,7 +62,7 @@ class _Open:
 
 @dataclass
 class Recording:
-    """What one question left: its spans (closed, in the order they opened), model calls and notes."""
+    """What one question left: its spans (in the order they closed; each knows its start), model calls and notes."""
 
     trace_id: str
     start: float = field(default_factory=time.perf_counter)
@@ -70,6 +70,7 @@ class Recording:
     notes: list[str] = field(default_factory=list)
     marks: dict[str, float] = field(default_factory=dict)  # moments (ms from the start): first_token, rows_shown
     open: dict[str, _Open] = field(default_factory=dict)
+    seen: set[str] = field(default_factory=set)  # ids of its spans, open or closed
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def elapsed_ms(self) -> float:
@@ -110,11 +111,7 @@ def outermost(spans: list[SpanRecord], wanted: Callable[[str], bool]) -> list[Sp
 _current: ContextVar[Recording | None] = ContextVar("recording", default=None)
 
 
-def current() -> Recording | None:
-    return _current.get()
-
-
-def span_name(id_: str) -> str:
+def _name(id_: str) -> str:
     # LlamaIndex's span ids are "<name>-<uuid>"; OpenInference names its spans the same way.
     return id_.partition("-")[0]
 
@@ -134,13 +131,14 @@ class _SpanRecorder(BaseSpanHandler[BaseSpan]):
             start = time.perf_counter()
             record = SpanRecord(
                 id=id_,
-                name=span_name(id_),
-                parent=parent_span_id if parent_span_id in recording.open or any(s.id == parent_span_id for s in recording.spans) else None,
+                name=_name(id_),
+                parent=parent_span_id if parent_span_id in recording.seen else None,  # else: opened before the question
                 start_ms=round((start - recording.start) * 1000, 1),
                 kind="llm" if llm else None,
             )
             recording.open[id_] = _Open(record, start, llm or bool(parent and parent.llm))
-        return BaseSpan(id_=id_, parent_id=parent_span_id, tags={"recording": id(recording)})
+            recording.seen.add(id_)
+        return BaseSpan(id_=id_, parent_id=parent_span_id)
 
     def prepare_to_exit_span(
         self, id_: str, bound_args: inspect.BoundArguments, instance: Any = None, result: Any = None, **kwargs: Any
@@ -150,10 +148,10 @@ class _SpanRecorder(BaseSpanHandler[BaseSpan]):
     def prepare_to_drop_span(
         self, id_: str, bound_args: inspect.BoundArguments, instance: Any = None, err: BaseException | None = None, **kwargs: Any
     ) -> BaseSpan | None:
-        span = self._close(id_)
-        if span is not None and err is not None:
-            self._annotate_closed(id_, {"error": f"{type(err).__name__}: {str(err)[:200]}"})
-        return span
+        recording = _current.get()
+        if recording is not None and err is not None:
+            _update(recording, id_, error=f"{type(err).__name__}: {str(err)[:200]}")
+        return self._close(id_)
 
     def _close(self, id_: str) -> BaseSpan | None:
         recording = _current.get()
@@ -167,13 +165,6 @@ class _SpanRecorder(BaseSpanHandler[BaseSpan]):
                 opened.record.duration_ms = round((time.perf_counter() - opened.start) * 1000, 1)
                 recording.spans.append(opened.record)
         return span
-
-    def _annotate_closed(self, id_: str, attributes: dict[str, Any]) -> None:
-        recording = _current.get()
-        if recording is not None:
-            for record in recording.spans:
-                if record.id == id_:
-                    record.attributes.update(attributes)
 
 
 class _EventRecorder(BaseEventHandler):
