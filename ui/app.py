@@ -159,9 +159,10 @@ def show_trace(index: int, trace: Trace) -> None:
         tokens = f" · {read:,} prompt tokens read, {reused:,} reused" if trace.model_calls else ""
         st.markdown(f"**Where the time went** · {trace.llm_calls} LLM call{'s' * (trace.llm_calls != 1)}{tokens}")
         st.altair_chart(stage_chart(trace), use_container_width=True)
-        # Copyable: the same id finds this question's spans in Phoenix or any OpenTelemetry backend (RAGROUTER_OTEL).
-        st.caption("Trace id")
-        st.code(trace.trace_id, language=None)
+        if trace.trace_id:  # turns saved before traces had ids have none
+            # Copyable: the same id finds this question's spans in Phoenix or any OpenTelemetry backend (RAGROUTER_OTEL).
+            st.caption("Trace id")
+            st.code(trace.trace_id, language=None)
     if trace.sql:
         st.code(trace.sql, language="sql")
         st.dataframe(pd.DataFrame(trace.rows, columns=trace.columns or None), use_container_width=True)

@@ -1,5 +1,6 @@
 """The Streamlit app, driven by streamlit.testing.v1.AppTest, building its own real router from the environment."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,7 @@ def test_empty_and_huge_questions_are_messages_and_the_app_keeps_working(app: Ap
     assert not app.exception and any("the limit is 2,000" in e.value for e in app.error)
     app.chat_input[0].set_value("How many customers are older than 30?").run()
     assert not app.exception and any("SELECT" in c.value.upper() for c in app.code)
+    assert any(re.fullmatch(r"[0-9a-f]{32}", c.value) for c in app.code)  # the trace id, to copy
 
 
 def test_sql_feedback_stores_an_example_and_refuses_a_bad_correction(app: AppTest, router) -> None:
