@@ -12,8 +12,9 @@ from llama_index.core import SummaryIndex
 from llama_index.core.schema import TextNode
 
 from engines.answers.declines import declines
+from engines.answers.passages import CITATION_PREFIX
 from engines.documents.engine import build_answer_engine
-from engines.routing.router import CITATION_PREFIX, RagRouter
+from engines.routing.router import RagRouter
 from engines.tracing.recorder import recording
 from evals.answers_suite import correct_answer, summarise
 from evals.metrics import contains_answer, f1, share
