@@ -130,6 +130,7 @@ def _print_trace(trace, shown: str) -> None:
         table.add_row(c.name, f"{c.score:.3f}")
     console.print(table)
     console.print(f"[dim]{route.reason}[/]")
+    console.print(f"[dim]trace {trace.trace_id}[/]")  # finds the question in Phoenix or any OpenTelemetry backend
     if trace.sql:
         console.print(f"[cyan]SQL:[/] {trace.sql}")
     if trace.metadata_query:
