@@ -10,7 +10,7 @@ export TRANSFORMERS_OFFLINE := 1
 LLAMA_CPP_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: install model chromium postgres phoenix serve-phoenix serve-llm serve-embeddings serve-milvus ingest run lint docs test test-fast bench bench-retrieval eval eval-ingest eval-router eval-sql eval-retrieval eval-answers clean
+.PHONY: install model chromium postgres phoenix serve serve-phoenix serve-llm serve-embeddings serve-milvus ingest run lint docs test test-fast bench bench-retrieval eval eval-ingest eval-router eval-sql eval-retrieval eval-answers clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -39,6 +39,10 @@ run: ingest
 # RAGROUTER_LLM_BACKEND=openai_like RAGROUTER_API_BASE=http://127.0.0.1:8088/v1 ragrouter ask "..."
 serve-llm: model
 	$(PY) -m tools.servers llm
+
+# The HTTP API on 127.0.0.1:8000 (OpenAI-compatible chat; docs/api.md, OpenAPI at /docs).
+serve: model
+	$(PY) -m ui.cli serve
 
 # Arize Phoenix in a virtual environment of its own (it pins its own sqlglot and brings ~65 packages), to read the
 # traces RAGROUTER_OTEL=otlp exports (docs/observability.md); tests/ui/test_phoenix.py starts it the same way.

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 STATE_DIR = Path.home() / ".cache" / "ragrouter"
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -211,6 +211,17 @@ class Settings(BaseSettings):
         default=False, description="Leave prompts, passages and answers out of exported spans (OpenInference's hide inputs/outputs)."
     )
 
+    # The HTTP API (`ragrouter serve`, docs/api.md).
+    api_keys: Annotated[list[str], NoDecode] = Field(
+        default=[],
+        description="Bearer tokens the HTTP API accepts, comma-separated; with none it serves only on 127.0.0.1.",
+    )
+    api_cors_origins: Annotated[list[str], NoDecode] = Field(
+        default=[], description="Origins a browser may call the HTTP API from, comma-separated (none: CORS off)."
+    )
+    api_max_messages: int = Field(default=200, ge=1, description="The most messages one chat request may carry.")
+    api_max_body_bytes: int = Field(default=1_000_000, ge=1024, description="The largest request body the HTTP API reads.")
+
     sources_file: Path = Field(
         default=DATA_DIR / "sources.yaml", description="The sources file: which documents, databases and web search to route among."
     )
@@ -219,6 +230,13 @@ class Settings(BaseSettings):
         default=None, description="The SQLite file of saved conversations (default: conversations.sqlite in the state folder, beside Milvus Lite)."
     )
     reports_dir: Path = Field(default=REPORTS_DIR, description="Where `ragrouter eval` writes and the app's Evaluation page reads.")
+
+    @field_validator("api_keys", "api_cors_origins", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
 
     @property
     def conversations_path(self) -> Path:

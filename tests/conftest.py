@@ -18,7 +18,7 @@ from evals.postgres import Cluster, PostgresUnavailable, throwaway_cluster
 
 DEMO_SOURCES = DATA_DIR / "sources.yaml"
 # A test that needs one of these loads the local model (directly, through the router, or in a CLI subprocess).
-SLOW_FIXTURES = {"llm", "router", "cli_env"}
+SLOW_FIXTURES = {"llm", "router", "cli_env", "served"}  # served: tests/ui/test_api.py's server
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -51,6 +51,20 @@ class Chat:
         text = check_question(question, self.router.settings.max_question_chars)  # an empty follow-up is refused like any question
         notes: list[str] = []
         conversation_id, saved_turns, saved = self._open(conversation_id, notes)
+        trace = self._answer(text, conversation_id, saved_turns, notes, listener, source)
+        if saved:
+            self._save(conversation_id, trace)
+        return trace
+
+    def ask_after(self, question: str, history: list[Trace], listener: AnswerListener | None = None, source: str | None = None) -> Trace:
+        """`question` as a follow-up of `history` (earlier turns a client sent with it, as an API request's
+        messages): condensed and routed as in a stored conversation, but nothing is read or saved."""
+        text = check_question(question, self.router.settings.max_question_chars)
+        return self._answer(text, "", history, [], listener, source)  # id "": a history no store holds
+
+    def _answer(
+        self, text: str, conversation_id: str, saved_turns: list[Trace], notes: list[str], listener: AnswerListener | None, source: str | None
+    ) -> Trace:
         turns = [t for t in saved_turns if not (t.conversation and t.conversation.cancelled)]
         with question_recording(text):  # one trace from the condense step to the answer
             condensed = self._condense(text, turns)
@@ -67,12 +81,7 @@ class Chat:
             )
             previous = previous_of(turns[-1]) if turns and condensed.mark else None
             with asked_as(text):  # a follow-up condensed into another language is answered in the one asked in
-                trace = self.router.ask(
-                    condensed.question, source, listener, previous, AskedInConversation(question=text, record=record, notes=notes)
-                )
-        if saved:
-            self._save(conversation_id, trace)
-        return trace
+                return self.router.ask(condensed.question, source, listener, previous, AskedInConversation(question=text, record=record, notes=notes))
 
     def _condense(self, text: str, turns: list[Trace]) -> Condensed:
         if not self.router.settings.condense:

@@ -189,6 +189,29 @@ def ask(
         _print_conversation(trace)
 
 
+@app.command()
+def serve(
+    sources: Path | None = SourcesOption,
+    host: str = typer.Option("127.0.0.1", "--host", help="The address to listen on; another than 127.0.0.1 needs RAGROUTER_API_KEYS."),
+    port: int = typer.Option(8000, "--port", help="The port."),
+) -> None:
+    """Serve the HTTP API (OpenAI-compatible chat; docs at /docs), loading the model once."""
+    import uvicorn
+
+    from tools.build import build_router
+    from tools.chat import build_chat
+    from ui.api.app import create_app
+
+    settings = _settings()
+    if host not in ("127.0.0.1", "localhost") and not settings.api_keys:
+        _fail(ValueError(f"serving on {host} needs API keys: set RAGROUTER_API_KEYS (without keys the API serves only on 127.0.0.1)"))
+    try:
+        chat = build_chat(build_router(settings, sources))
+    except USER_ERRORS as err:
+        _fail(err)
+    uvicorn.run(create_app(chat, settings), host=host, port=port, log_level="warning")
+
+
 def _print_history(store: ConversationStore, conversation_id: str) -> None:
     for n, turn in enumerate(store.turns(conversation_id), 1):
         route = turn.route.chosen if turn.route else "?"

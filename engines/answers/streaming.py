@@ -18,6 +18,7 @@ from typing import Protocol
 from llama_index.core.llms import LLM
 
 from engines.answers.output_guard import OutputGuard
+from engines.trace import RouteRecord
 from engines.tracing.recorder import mark
 
 
@@ -33,6 +34,11 @@ class AnswerListener(Protocol):
 
     def rows(self, sql: str, columns: list[str], rows: list[tuple]) -> None:
         """The SQL path's query ran: its rows, shown before the sentence written from them."""
+
+
+class RouteListener(AnswerListener, Protocol):
+    def route(self, route: RouteRecord) -> None:
+        """The source was chosen (before anything is answered): the decision, every candidate's score."""
 
 
 @dataclass
@@ -82,6 +88,13 @@ def show_rows(sql: str, columns: list[str], rows: list[tuple]) -> None:
     if stream is not None:
         mark("rows_shown")
         stream.listener.rows(sql, columns, rows)
+
+
+def show_route(route: RouteRecord) -> None:
+    """Tell a listener that hears routes where the question goes, as soon as that is decided."""
+    stream = current()
+    if stream is not None and hasattr(stream.listener, "route"):
+        stream.listener.route(route)
 
 
 def whole_answer(text: str) -> str:

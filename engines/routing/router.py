@@ -14,14 +14,14 @@ from llama_index.core.schema import QueryBundle
 
 from engines.answers.declines import declines
 from engines.answers.output_guard import OutputGuard
-from engines.answers.streaming import AnswerListener, listening
+from engines.answers.streaming import AnswerListener, listening, show_route
 from engines.conversation.previous import PreviousTurn, following
 from engines.matching.schema_terms import SchemaLinker
-from engines.routing.selectors import Floor, LLMWithFallbackSelector, ProfileEmbeddingSelector, ScoredSelection
+from engines.routing.selectors import Floor, LLMWithFallbackSelector, ProfileEmbeddingSelector, ScoredSelection, route_record
 from engines.routing.source_tool import SourceTool
 from engines.settings import Settings
 from engines.sources import SourcesError
-from engines.trace import RESULT, AskedInConversation, Candidate, PathResult, RouteRecord, Trace
+from engines.trace import RESULT, AskedInConversation, PathResult, RouteRecord, Trace
 from engines.tracing.recorder import Recording, recording, span
 from engines.tracing.recorder import question as question_recording
 
@@ -92,9 +92,11 @@ class RagRouter:
         answers, and this is a placeholder its selection replaces."""
         if source:
             forced = self.tool(source)
+            route = RouteRecord(chosen=forced.source.name, candidates=[], reason="source named by the user", selector="forced")
             with span("route", question=text, selector="forced") as opened:
                 opened.set(chosen=forced.source.name, selector="forced")
-            return RouteRecord(chosen=forced.source.name, candidates=[], reason="source named by the user", selector="forced")
+            show_route(route)
+            return route
         if previous is not None and previous.source in {t.source.name for t in self.tools}:
             return self.route_follow_up(text, previous.source)
         return RouteRecord(chosen="", candidates=[], reason="", selector="")
@@ -127,6 +129,7 @@ class RagRouter:
         with span("route", question=question, previous=previous) as opened:
             route = self.keep_previous(self._record(self._select(self.selector, question)), previous, question)
             opened.set(chosen=route.chosen, kept_previous=route.kept_previous, reason=route.reason)
+        show_route(route)
         return route
 
     def route(self, question: str) -> RouteRecord:
@@ -179,12 +182,7 @@ class RagRouter:
         return selector.select(choices, QueryBundle(check_question(question, self.settings.max_question_chars)))
 
     def _record(self, result: ScoredSelection) -> RouteRecord:
-        candidates = sorted(
-            (Candidate(name=t.source.name, score=round(s, 4)) for t, s in zip(self.tools, result.scores)),
-            key=lambda c: -c.score,
-        )
-        chosen = self.tools[result.ind].source.name
-        return RouteRecord(chosen=chosen, candidates=candidates, reason=result.reason, selector=result.selector, fallback=result.fallback)
+        return route_record([t.tool.metadata for t in self.tools], result)
 
 
 def _timings(recording: Recording) -> dict[str, float]:

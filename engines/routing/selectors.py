@@ -19,9 +19,12 @@ from llama_index.core.schema import QueryBundle
 from llama_index.core.selectors import LLMSingleSelector
 from llama_index.core.tools.types import ToolMetadata
 
+from engines.answers.streaming import show_route
+from engines.conversation.previous import previous_turn
 from engines.language import has_chinese
 from engines.matching.coverage_probe import Probe
 from engines.matching.schema_terms import SchemaLinker
+from engines.trace import Candidate, RouteRecord
 from engines.tracing.recorder import span
 
 
@@ -46,9 +49,18 @@ class ScoredSelection(SelectorResult):
     fallback: bool = False
 
 
+def route_record(choices: Sequence[ToolMetadata], result: ScoredSelection) -> RouteRecord:
+    """The decision as the trace shows it: every candidate, best first."""
+    candidates = sorted((Candidate(name=c.name, score=round(s, 4)) for c, s in zip(choices, result.scores)), key=lambda c: -c.score)
+    return RouteRecord(
+        chosen=choices[result.ind].name, candidates=candidates, reason=result.reason, selector=result.selector, fallback=result.fallback
+    )
+
+
 def scored(selector: str, choices: Sequence[ToolMetadata], query: QueryBundle, decide: Callable[[], ScoredSelection]) -> ScoredSelection:
     """`decide` inside the span "route", whose attributes say what it decided: every candidate's score, the chosen
-    source, the selector and its reason."""
+    source, the selector and its reason. A listener hears the route at once, before the answer; a follow-up's is
+    told by the router, whose rule may keep the previous source."""
     with span("route", question=query.query_str, selector=selector) as opened:
         result = decide()
         opened.set(
@@ -59,6 +71,8 @@ def scored(selector: str, choices: Sequence[ToolMetadata], query: QueryBundle, d
             candidates={c.name: round(s, 4) for c, s in zip(choices, result.scores)},
         )
         opened.output = choices[result.ind].name
+    if previous_turn() is None:
+        show_route(route_record(choices, result))
     return result
 
 

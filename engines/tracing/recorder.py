@@ -232,6 +232,12 @@ def question(text: str) -> Iterator[Recording]:
         yield started
 
 
+def current_trace_id() -> str | None:
+    """The trace id of the question being answered here (None outside a question)."""
+    recording = _current.get()
+    return recording.trace_id if recording is not None else None
+
+
 def _exported_trace_id() -> str | None:
     context = otel.get_current_span().get_span_context()
     return format(context.trace_id, "032x") if context.is_valid else None

@@ -1,0 +1,159 @@
+"""`ragrouter serve` as another app calls it: a real server on 127.0.0.1 with the real model, asked with the
+official `openai` client and with LlamaIndex's `OpenAILike`; bad requests get JSON errors; keys are checked."""
+
+from __future__ import annotations
+
+import json
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engines.conversation.store import ConversationStore
+from tests.ui.test_cli import SHOP, run
+from tools.servers import free_port, running
+
+KEY = "test-key-1234567890"
+
+
+def _sources(folder: Path) -> Path:
+    path = folder / "sources.yaml"
+    path.write_text(f"sources:\n  - {{name: shop, kind: sql, path: '{SHOP}'}}\n  - {{name: web, kind: web}}\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """The API with two keys set (module-wide: the model loads once)."""
+    folder = tmp_path_factory.mktemp("api")
+    env = {**_env(folder), "RAGROUTER_API_KEYS": f"{KEY},another-key-0987654321"}
+    port = free_port()
+    command = [sys.executable, "-m", "ui.cli", "serve", "--port", str(port), "--sources", str(_sources(folder))]
+    with running(command, _ready(f"http://127.0.0.1:{port}/docs"), folder / "serve.log", env):
+        yield f"http://127.0.0.1:{port}/v1", folder / "state"
+
+
+def _env(folder: Path) -> dict[str, str]:
+    import os
+
+    return {**os.environ, "RAGROUTER_STATE_DIR": str(folder / "state"), "RAGROUTER_MILVUS_URI": str(folder / "state" / "milvus" / "api.db")}
+
+
+def _ready(url: str):  # noqa: ANN202
+    def ready() -> bool:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as reply:
+                return reply.status == 200
+        except OSError:
+            return False
+
+    return ready
+
+
+def _client(base: str, key: str = KEY):  # noqa: ANN202
+    from openai import OpenAI
+
+    return OpenAI(base_url=base, api_key=key, max_retries=0, timeout=600)
+
+
+def _post(base: str, body: dict | bytes, key: str | None = KEY) -> tuple[int, dict]:
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
+    request = urllib.request.Request(f"{base}/chat/completions", data=data, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=600) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def test_the_openai_client_gets_the_answer_its_route_and_the_trace_id(served: tuple[str, Path]) -> None:
+    base, _ = served
+    client = _client(base)
+    assert [m.id for m in client.models.list().data] == ["ragrouter", "ragrouter:shop", "ragrouter:web"]
+    raw = client.chat.completions.with_raw_response.create(model="ragrouter", messages=[{"role": "user", "content": "How many orders are there?"}])
+    answer = raw.parse()
+    trace_id = raw.headers["x-ragrouter-trace-id"]
+    assert answer.id == f"chatcmpl-{trace_id}" and len(trace_id) == 32
+    message = answer.choices[0].message
+    assert "60" in message.content and message.model_extra["reasoning_content"].startswith("Routed to shop")
+    assert answer.usage.prompt_tokens > 0 and answer.usage.total_tokens == answer.usage.prompt_tokens + answer.usage.completion_tokens
+
+
+def test_a_stream_sends_each_piece_once_the_route_first_and_the_citations_last(served: tuple[str, Path]) -> None:
+    base, _ = served
+    chunks = list(
+        _client(base).chat.completions.create(
+            model="ragrouter:shop", messages=[{"role": "user", "content": "How many customers are older than 30?"}], stream=True
+        )
+    )
+    deltas = [c.choices[0].delta for c in chunks]
+    reasoning = [i for i, d in enumerate(deltas) if (d.model_extra or {}).get("reasoning_content")]
+    content = [i for i, d in enumerate(deltas) if d.content]
+    assert reasoning and content and reasoning[0] < content[0] and "source named by the user" in deltas[reasoning[0]].model_extra["reasoning_content"]
+    assert "".join(deltas[i].content for i in content).strip() == "The answer is 7."
+    assert chunks[-1].choices[0].finish_reason == "stop" and "annotations" in (deltas[-1].model_extra or {})
+    assert len({c.id for c in chunks}) == 1
+
+
+def test_a_named_conversation_keeps_its_turns_and_llamaindex_can_use_it_as_a_model(served: tuple[str, Path]) -> None:
+    from llama_index.core.llms import ChatMessage
+    from llama_index.llms.openai_like import OpenAILike
+
+    base, state = served
+    client = _client(base)
+    for question in ("How many customers are older than 30?", "And how many orders are there?"):
+        client.chat.completions.create(model="ragrouter", messages=[{"role": "user", "content": question}], metadata={"conversation_id": "api-c1"})
+    turns = ConversationStore(state / "conversations.sqlite").turns("api-c1")
+    assert [t.conversation.turn for t in turns] == [1, 2] and turns[1].question == "And how many orders are there?"
+    llm = OpenAILike(model="ragrouter", api_base=base, api_key=KEY, is_chat_model=True, timeout=600)
+    assert "60" in llm.chat([ChatMessage(role="user", content="How many orders are there?")]).message.content
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "message"),
+    [
+        ({"model": "ragrouter", "messages": [{"role": "user", "content": "  "}]}, 422, "the question is empty"),
+        ({"model": "ragrouter", "messages": [{"role": "user", "content": "x" * 5000}]}, 422, "the limit is"),
+        ({"model": "ragrouter", "messages": [{"role": "assistant", "content": "hi"}]}, 422, "the last message must be the user's question"),
+        ({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}, 422, "unknown model 'gpt-4o'"),
+        ({"model": "ragrouter:nope", "messages": [{"role": "user", "content": "hi"}]}, 422, "unknown source 'nope'"),
+        ({"model": "ragrouter", "messages": []}, 422, "messages"),
+        (
+            {"model": "ragrouter", "messages": [{"role": "user", "content": "hi"}], "metadata": {"conversation_id": "../x"}},
+            422,
+            "not a conversation id",
+        ),
+        (b"{not json", 422, "the request is not valid"),
+        (b"x" * 2_000_000, 413, "over 1,000,000 bytes"),
+    ],
+)
+def test_a_bad_request_is_a_json_error_saying_what_to_fix(served: tuple[str, Path], body, status: int, message: str) -> None:
+    code, reply = _post(served[0], body)
+    assert code == status and message in reply["error"]["message"], reply
+
+
+@pytest.mark.parametrize("key", [None, "wrong-key"])
+def test_a_missing_or_wrong_key_is_401(served: tuple[str, Path], key: str | None) -> None:
+    code, reply = _post(served[0], {"model": "ragrouter", "messages": [{"role": "user", "content": "How many orders are there?"}]}, key)
+    assert code == 401 and "RAGROUTER_API_KEYS" in reply["error"]["message"] and "wrong-key" not in json.dumps(reply)
+
+
+def test_serving_beyond_this_machine_without_keys_is_refused(tmp_path: Path) -> None:
+    result = run({**_env(tmp_path), "RAGROUTER_API_KEYS": ""}, "serve", "--host", "0.0.0.0", "--port", str(free_port()))
+    assert result.returncode == 2 and "RAGROUTER_API_KEYS" in result.stderr
+    assert not (tmp_path / "state").exists()  # refused before anything loaded
+
+
+@pytest.mark.slow
+def test_without_keys_the_local_api_needs_none(tmp_path: Path) -> None:
+    port = free_port()
+    command = [sys.executable, "-m", "ui.cli", "serve", "--port", str(port), "--sources", str(_sources(tmp_path))]
+    with running(command, _ready(f"http://127.0.0.1:{port}/docs"), tmp_path / "serve.log", {**_env(tmp_path), "RAGROUTER_API_KEYS": ""}):
+        code, reply = _post(
+            f"http://127.0.0.1:{port}/v1", {"model": "ragrouter:shop", "messages": [{"role": "user", "content": "How many orders?"}]}, None
+        )
+    assert code == 200 and reply["choices"][0]["message"]["content"]

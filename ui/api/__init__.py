@@ -1,0 +1,1 @@
+"""ragrouter over HTTP (`ragrouter serve`): an OpenAI-compatible chat API for other apps' front ends and clients."""

@@ -1,0 +1,189 @@
+"""The HTTP API's routes: `GET /v1/models` and `POST /v1/chat/completions` (OpenAI's), behind bearer keys when set.
+
+`create_app` takes what answers (a `Chat`, built once per process by `ragrouter serve`) and the settings; the
+routes only translate between HTTP and `Chat.ask`/`Chat.ask_after`. Every error is JSON with what to fix, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import threading
+from collections.abc import AsyncIterator
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+from fastapi import Depends, FastAPI, Header, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from engines.conversation.store import ConversationIdError, check_conversation_id
+from engines.routing.router import QuestionError
+from engines.settings import Settings
+from engines.sources import SourcesError
+from engines.trace import Trace
+from tools.chat import Chat
+from ui.api.openai_chat import ROUTED, ChatRequest, annotations, chunk, completion, reasoning, usage
+from ui.api.relay import Relay, Step, answer_on_thread
+
+log = logging.getLogger(__name__)
+TRACE_HEADER = "X-Ragrouter-Trace-Id"
+CLIENT_ERRORS = (QuestionError, ConversationIdError, SourcesError, ValueError)
+
+
+def create_app(chat: Chat, settings: Settings) -> FastAPI:
+    app = FastAPI(title="ragrouter", description="Route a question to documents, a database or the web, answer it there, and show why.")
+    lock: AbstractContextManager = threading.Lock() if settings.llm_backend == "local" else nullcontext()
+    if settings.api_cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=settings.api_cors_origins, allow_methods=["*"], allow_headers=["*"])
+    authorized = _bearer(settings.api_keys)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, err: RequestValidationError) -> JSONResponse:
+        details = "; ".join(f"{'.'.join(map(str, e['loc'][1:]))}: {e['msg']}" for e in err.errors())
+        return _error(422, f"the request is not valid: {details}")
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, err: HTTPException) -> JSONResponse:
+        return _error(err.status_code, str(err.detail))
+
+    @app.middleware("http")
+    async def _body_limit(request: Request, call_next):  # noqa: ANN001, ANN202 (Starlette's middleware signature)
+        if int(request.headers.get("content-length") or 0) > settings.api_max_body_bytes:
+            return _error(413, f"the request body is over {settings.api_max_body_bytes:,} bytes (RAGROUTER_API_MAX_BODY_BYTES)")
+        return await call_next(request)
+
+    @app.get("/v1/models", dependencies=[Depends(authorized)])
+    async def models() -> dict[str, Any]:
+        names = [ROUTED, *(f"{ROUTED}:{t.source.name}" for t in chat.router.tools)]
+        return {"object": "list", "data": [{"id": name, "object": "model", "created": 0, "owned_by": "ragrouter"} for name in names]}
+
+    @app.post("/v1/chat/completions", dependencies=[Depends(authorized)])
+    async def chat_completions(body: ChatRequest, chat_id: str | None = Header(default=None, alias="X-OpenWebUI-Chat-Id")):  # noqa: ANN202
+        if len(body.messages) > settings.api_max_messages:
+            return _error(
+                422, f"the request has {len(body.messages)} messages; the limit is {settings.api_max_messages} (RAGROUTER_API_MAX_MESSAGES)"
+            )
+        try:
+            question, source = body.question(), body.source()
+            if source is not None:
+                chat.router.tool(source)
+            conversation = _conversation_id(body, chat_id)
+        except CLIENT_ERRORS as err:
+            return _error(422, str(err))
+        if body.housekeeping():
+            return await _housekeeping(chat, body, lock)
+        history = body.history()
+
+        def ask(relay: Relay) -> Trace:
+            if conversation is not None:
+                return chat.ask(question, conversation, relay, source)
+            return chat.ask_after(question, history, relay, source)
+
+        relay = answer_on_thread(ask, lock)
+        first = await _next(relay)
+        if first.kind == "error":
+            return _failure(first.value)
+        if not body.stream:
+            last = first
+            while last.kind not in ("trace", "error"):
+                last = await _next(relay)
+            if last.kind == "error":
+                return _failure(last.value)
+            return JSONResponse(completion(body, last.value), headers={TRACE_HEADER: last.value.trace_id})
+        return StreamingResponse(_chunks(body, relay, first), media_type="text/event-stream", headers={TRACE_HEADER: relay.trace_id or ""})
+
+    return app
+
+
+def _bearer(keys: list[str]):  # noqa: ANN202 (a FastAPI dependency)
+    scheme = HTTPBearer(auto_error=False)
+
+    async def authorized(credentials: HTTPAuthorizationCredentials | None = Depends(scheme)) -> None:
+        if not keys:
+            return
+        given = credentials.credentials if credentials else ""
+        # compare_digest: the time a wrong key takes says nothing of the right one; nothing of the key is logged.
+        if not any(secrets.compare_digest(given.encode(), key.encode()) for key in keys):
+            raise HTTPException(status_code=401, detail="a valid API key is needed: Authorization: Bearer <key> (RAGROUTER_API_KEYS)")
+
+    return authorized
+
+
+def _conversation_id(body: ChatRequest, header: str | None) -> str | None:
+    named = (body.metadata or {}).get("conversation_id") or header or body.user
+    return check_conversation_id(str(named)) if named else None
+
+
+async def _next(relay: Relay) -> Step:
+    return await asyncio.to_thread(relay.steps.get)
+
+
+async def _housekeeping(chat: Chat, body: ChatRequest, lock: AbstractContextManager) -> JSONResponse:
+    """A client's own task answered by the model alone: not routed, not a conversation turn."""
+    prompt = "\n\n".join(m.text() for m in body.messages)
+
+    def run() -> str:
+        with lock:
+            return chat.router.llm.complete(prompt).text.strip()
+
+    text = await asyncio.to_thread(run)
+    message = {"role": "assistant", "content": text}
+    return JSONResponse(
+        {
+            "id": "chatcmpl-task",
+            "object": "chat.completion",
+            "model": body.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        }
+    )
+
+
+async def _chunks(body: ChatRequest, relay: Relay, first: Step) -> AsyncIterator[str]:
+    """The answer as OpenAI chunks: the role, the route as reasoning, each token, then the citations and usage."""
+    completion_id = f"chatcmpl-{relay.trace_id}"
+    yield _sse(chunk(completion_id, body.model, {"role": "assistant", "content": ""}))
+    step, streamed = first, False
+    while True:
+        if step.kind == "route":
+            yield _sse(chunk(completion_id, body.model, {"reasoning_content": reasoning(step.value)}))
+        elif step.kind == "token":
+            streamed = True
+            yield _sse(chunk(completion_id, body.model, {"content": step.value}))
+        elif step.kind == "withdraw":  # what was shown broke an output-guard rule: the message follows it
+            yield _sse(chunk(completion_id, body.model, {"content": f"\n\n{step.value}"}))
+        elif step.kind == "trace":
+            trace: Trace = step.value
+            if not streamed:  # an answer no model wrote token by token (nothing found, a declined web search)
+                yield _sse(chunk(completion_id, body.model, {"content": trace.answer}))
+            yield _sse(chunk(completion_id, body.model, {"annotations": annotations(trace)}, "stop", usage=usage(trace)))
+            break
+        elif step.kind == "error":
+            yield _sse({"error": {"message": _message(step.value), "type": "server_error"}})
+            break
+        step = await _next(relay)
+    yield "data: [DONE]\n\n"
+
+
+def _sse(payload: dict[str, Any]) -> str:
+    return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
+
+
+def _message(err: Exception) -> str:
+    return str(err) if isinstance(err, CLIENT_ERRORS) else f"the question could not be answered: {type(err).__name__}"
+
+
+def _failure(err: Exception) -> JSONResponse:
+    if isinstance(err, CLIENT_ERRORS):
+        return _error(422, str(err))
+    log.exception("question failed", exc_info=err)
+    return _error(500, _message(err))
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "type": "invalid_request_error" if status < 500 else "server_error"}}, status_code=status)

@@ -1,0 +1,65 @@
+"""A question answered on a worker thread while an HTTP response streams what it does.
+
+The router answers synchronously and tells a listener each step (engines/answers/streaming.py); an HTTP stream is
+an async generator. `Relay` is the listener: it queues every step, and the response reads the queue. The model
+lock makes questions on the local model take turns (llama.cpp's context answers one at a time); an endpoint
+backend's questions run side by side.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from engines.trace import RouteRecord, Trace
+from engines.tracing.recorder import current_trace_id
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # route, begin, token, withdraw, rows, trace (the last one), error (the last one)
+    value: Any = None
+
+
+class Relay:
+    """What the answer does, in order, for a stream on another thread."""
+
+    def __init__(self) -> None:
+        self.steps: queue.Queue[Step] = queue.Queue()
+        self.trace_id: str | None = None  # known from the route on: the stream's id and header
+
+    def route(self, route: RouteRecord) -> None:
+        self.trace_id = current_trace_id()
+        self.steps.put(Step("route", route))
+
+    def begin(self) -> None:
+        self.steps.put(Step("begin"))
+
+    def token(self, delta: str) -> None:
+        self.steps.put(Step("token", delta))
+
+    def withdraw(self, message: str) -> None:
+        self.steps.put(Step("withdraw", message))
+
+    def rows(self, sql: str, columns: list[str], rows: list[tuple]) -> None:
+        self.steps.put(Step("rows", (sql, columns, rows)))
+
+
+def answer_on_thread(ask: Callable[[Relay], Trace], model_lock: AbstractContextManager) -> Relay:
+    """Start answering with `ask` on a thread of its own (after the questions ahead of it on the local model); the
+    relay ends with a `trace` step, or an `error` step holding the exception."""
+    relay = Relay()
+
+    def run() -> None:
+        try:
+            with model_lock:
+                relay.steps.put(Step("trace", ask(relay)))
+        except Exception as err:  # the stream says so; the server goes on
+            relay.steps.put(Step("error", err))
+
+    threading.Thread(target=run, name="api-question", daemon=True).start()
+    return relay
