@@ -6,7 +6,7 @@ import altair as alt
 import pandas as pd
 
 from engines.trace import SpanRecord, Trace
-from engines.tracing.recorder import STAGES, outermost
+from engines.tracing.recorder import STEP_PREFIX, is_stage, outermost
 
 CHOSEN, OTHER = "#e4572e", "#9db4c0"
 
@@ -34,9 +34,6 @@ def route_chart(trace: Trace) -> alt.Chart:
     )
 
 
-CRAG_STEP = "CorrectiveRAG."  # Corrective RAG's workflow steps are spans named after the step (engines/crag/workflow.py)
-
-
 def _stage_of(record: SpanRecord, lanes: dict[str, str], by_id: dict[str, SpanRecord]) -> str:
     """The lane of the stage a model call ran in (its nearest stage ancestor), or "model" outside any stage."""
     parent = by_id.get(record.parent or "")
@@ -47,11 +44,11 @@ def _stage_of(record: SpanRecord, lanes: dict[str, str], by_id: dict[str, SpanRe
 
 def waterfall(trace: Trace) -> pd.DataFrame:
     """Every stage on a time axis (a lane each, in the order they started) and the model calls inside them."""
-    stages = sorted(outermost(trace.spans, lambda name: name in STAGES or name.startswith(CRAG_STEP)), key=lambda s: s.start_ms)
+    stages = sorted(outermost(trace.spans, is_stage), key=lambda s: s.start_ms)
     lanes, attempts = {}, 0
     for n, record in enumerate(stages, 1):
         attempts += record.name == "sql"
-        label = f"SQL attempt {attempts}" if record.name == "sql" else record.name.replace(CRAG_STEP, "crag ")
+        label = f"SQL attempt {attempts}" if record.name == "sql" else record.name.replace(STEP_PREFIX, "crag ")
         lanes[record.id] = f"{n:02d} {label}"
     rows = [(lanes[s.id], "stage", s.start_ms, s.start_ms + s.duration_ms, s.duration_ms, 0) for s in stages]
     by_id = {s.id: s for s in trace.spans}

@@ -17,8 +17,8 @@ from llama_index.core.response_synthesizers import BaseSynthesizer, ResponseMode
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from engines.answers.declines import nothing_found
-from engines.answers.passages import with_passages
-from engines.answers.streaming import current
+from engines.answers.passages import passage, with_passages
+from engines.answers.streaming import current, show_passages
 from engines.tracing.recorder import span
 
 # The stage each of our node postprocessors is (by LlamaIndex's class_name(); anything else: bookkeeping, counted
@@ -70,6 +70,7 @@ class AnswerEngine(CitationQueryEngine):
         self, query_bundle: QueryBundle, nodes: list[NodeWithScore], additional_source_nodes: Sequence[NodeWithScore] | None = None
     ) -> RESPONSE_TYPE:
         stream = current()
+        show_passages([passage(n) for n in nodes])
         with span("generate", passages=len(nodes)):
             if stream is None:
                 return super().synthesize(query_bundle, nodes, additional_source_nodes)

@@ -18,7 +18,7 @@ from typing import Protocol
 from llama_index.core.llms import LLM
 
 from engines.answers.output_guard import OutputGuard
-from engines.trace import RouteRecord
+from engines.trace import Passage, RouteRecord
 from engines.tracing.recorder import mark
 
 
@@ -37,8 +37,13 @@ class AnswerListener(Protocol):
 
 
 class RouteListener(AnswerListener, Protocol):
+    """A listener that also hears the steps before the answer (the HTTP API's streams; the app and CLI need not)."""
+
     def route(self, route: RouteRecord) -> None:
         """The source was chosen (before anything is answered): the decision, every candidate's score."""
+
+    def passages(self, passages: list[Passage]) -> None:
+        """The passages the answer is about to be written from, in their citation order."""
 
 
 @dataclass
@@ -95,6 +100,13 @@ def show_route(route: RouteRecord) -> None:
     stream = current()
     if stream is not None and hasattr(stream.listener, "route"):
         stream.listener.route(route)
+
+
+def show_passages(passages: list[Passage]) -> None:
+    """Tell a listener that hears passages what the answer will be written from, before its first token."""
+    stream = current()
+    if stream is not None and hasattr(stream.listener, "passages"):
+        stream.listener.passages(passages)
 
 
 def whole_answer(text: str) -> str:

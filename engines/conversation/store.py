@@ -120,6 +120,12 @@ class ConversationStore:
             rows = conn.execute(select(turns.c.trace).where(turns.c.conversation_id == conversation_id).order_by(turns.c.n))
             return [Trace.model_validate_json(trace) for (trace,) in rows]
 
+    def trace(self, trace_id: str) -> Trace | None:
+        """The stored turn whose trace has this id (None when no saved turn has it)."""
+        with self._connection() as conn:
+            row = conn.execute(select(turns.c.trace).where(func.json_extract(turns.c.trace, "$.trace_id") == trace_id)).first()
+        return Trace.model_validate_json(row[0]) if row else None
+
     def add_turn(self, conversation_id: str, trace: Trace) -> int:
         """Append a turn; the first one titles an untitled conversation. Returns the turn's number (from 1)."""
         now = time.time()

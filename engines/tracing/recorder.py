@@ -109,6 +109,30 @@ def outermost(spans: list[SpanRecord], wanted: Callable[[str], bool]) -> list[Sp
 
 
 _current: ContextVar[Recording | None] = ContextVar("recording", default=None)
+# Told when a stage span opens ("start") and closes ("end"): the HTTP API's native stream (`watching`).
+_watcher: ContextVar[Callable[[str, SpanRecord], None] | None] = ContextVar("stage_watcher", default=None)
+STEP_PREFIX = "CorrectiveRAG."  # Corrective RAG's workflow steps are spans named after the step
+
+
+def is_stage(name: str) -> bool:
+    """Whether a span is a stage a person follows: the STAGES and Corrective RAG's steps."""
+    return name in STAGES or name.startswith(STEP_PREFIX)
+
+
+@contextmanager
+def watching(watcher: Callable[[str, SpanRecord], None]) -> Iterator[None]:
+    """While open, `watcher(phase, span)` hears each stage start and end (phase "start" or "end")."""
+    token = _watcher.set(watcher)
+    try:
+        yield
+    finally:
+        _watcher.reset(token)
+
+
+def _tell(phase: str, record: SpanRecord) -> None:
+    watcher = _watcher.get()
+    if watcher is not None and is_stage(record.name):
+        watcher(phase, record)
 
 
 def _name(id_: str) -> str:
@@ -138,6 +162,7 @@ class _SpanRecorder(BaseSpanHandler[BaseSpan]):
             )
             recording.open[id_] = _Open(record, start, llm or bool(parent and parent.llm))
             recording.seen.add(id_)
+        _tell("start", record)
         return BaseSpan(id_=id_, parent_id=parent_span_id)
 
     def prepare_to_exit_span(
@@ -164,6 +189,8 @@ class _SpanRecorder(BaseSpanHandler[BaseSpan]):
             if opened is not None:
                 opened.record.duration_ms = round((time.perf_counter() - opened.start) * 1000, 1)
                 recording.spans.append(opened.record)
+        if opened is not None:
+            _tell("end", opened.record)
         return span
 
 

@@ -29,7 +29,8 @@ def _sources(folder: Path) -> Path:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """The API with two keys set (module-wide: the model loads once)."""
     folder = tmp_path_factory.mktemp("api")
-    env = {**_env(folder), "RAGROUTER_API_KEYS": f"{KEY},another-key-0987654321"}
+    # A small body limit: a body over it still fits the socket's buffers, so the client reads the 413 before its send fails.
+    env = {**_env(folder), "RAGROUTER_API_KEYS": f"{KEY},another-key-0987654321", "RAGROUTER_API_MAX_BODY_BYTES": "20000"}
     port = free_port()
     command = [sys.executable, "-m", "ui.cli", "serve", "--port", str(port), "--sources", str(_sources(folder))]
     with running(command, _ready(f"http://127.0.0.1:{port}/docs"), folder / "serve.log", env):
@@ -128,7 +129,7 @@ def test_a_named_conversation_keeps_its_turns_and_llamaindex_can_use_it_as_a_mod
             "not a conversation id",
         ),
         (b"{not json", 422, "the request is not valid"),
-        (b"x" * 2_000_000, 413, "over 1,000,000 bytes"),
+        (b"x" * 40_000, 413, "over 20,000 bytes"),
     ],
 )
 def test_a_bad_request_is_a_json_error_saying_what_to_fix(served: tuple[str, Path], body, status: int, message: str) -> None:
@@ -157,3 +158,58 @@ def test_without_keys_the_local_api_needs_none(tmp_path: Path) -> None:
             f"http://127.0.0.1:{port}/v1", {"model": "ragrouter:shop", "messages": [{"role": "user", "content": "How many orders?"}]}, None
         )
     assert code == 200 and reply["choices"][0]["message"]["content"]
+
+
+def _events(base: str, body: dict) -> list[tuple[int, str, dict]]:
+    """The native stream's events as (id, event, data)."""
+    import httpx
+
+    found, fields = [], {}
+    with httpx.stream("POST", f"{base}/ask", json=body, headers={"Authorization": f"Bearer {KEY}"}, timeout=600) as reply:
+        assert reply.status_code == 200, reply.read()
+        for line in reply.iter_lines():
+            if not line:
+                found.append((int(fields["id"]), fields["event"], json.loads(fields["data"])))
+                fields = {}
+            else:
+                key, _, value = line.partition(": ")
+                fields[key] = value
+    return found
+
+
+def test_the_native_stream_tells_every_step_in_order_and_ends_with_the_trace_ask_json_prints(served: tuple[str, Path], tmp_path: Path) -> None:
+    base, _ = served
+    question = "How many customers are older than 30?"
+    found = _events(base, {"question": question})
+    kinds = [kind for _, kind, _ in found]
+    assert [n for n, _, _ in found] == list(range(1, len(found) + 1))
+    assert kinds[0] == "meta" and kinds[-2:] == ["trace", "done"]
+    assert kinds.index("route") < kinds.index("sql") < kinds.index("rows") < kinds.index("token")
+    stages = [(data["name"], data["phase"]) for _, kind, data in found if kind == "stage"]
+    assert ("route", "start") in stages and ("route", "end") in stages and ("sql", "end") in stages
+    route = next(data for _, kind, data in found if kind == "route")
+    assert route["chosen"] == "shop" and {c["name"] for c in route["candidates"]} == {"shop", "web"}
+    trace = found[-2][2]
+    assert trace["trace_id"] == found[0][2]["trace_id"] and "".join(d["text"] for _, k, d in found if k == "token").strip() == trace["answer"]
+    cli = run({**_env(tmp_path)}, "ask", question, "--json", "--sources", str(_sources(tmp_path)))
+    printed = json.loads(cli.stdout)
+    assert set(printed) == set(trace) and (printed["answer"], printed["sql"], printed["route"]["chosen"]) == (trace["answer"], trace["sql"], "shop")
+
+
+def test_stored_traces_and_conversations_are_read_renamed_and_deleted(served: tuple[str, Path]) -> None:
+    import httpx
+
+    base, _ = served
+    auth = {"Authorization": f"Bearer {KEY}"}
+    found = _events(base, {"question": "How many orders are there?", "conversation_id": "api-c2"})
+    trace_id = found[0][2]["trace_id"]
+    with httpx.Client(base_url=base, headers=auth, timeout=60) as client:
+        assert client.get(f"/traces/{trace_id}").json()["trace_id"] == trace_id
+        assert "api-c2" in [c["id"] for c in client.get("/conversations").json()["data"]]
+        assert client.patch("/conversations/api-c2", json={"title": "Orders"}).status_code == 200
+        assert client.get("/conversations/api-c2").json()["turns"][0]["trace_id"] == trace_id
+        assert client.delete("/conversations/api-c2").json()["deleted"] is True
+        assert client.get("/conversations/api-c2").status_code == 404
+        assert client.get(f"/traces/{'0' * 32}").status_code == 404 and client.get("/traces/not-an-id").status_code == 422
+        assert client.patch("/conversations/api-c9", json={"title": "x"}).status_code == 404
+        assert client.post("/ask", json={"question": " "}).status_code == 422

@@ -1,4 +1,5 @@
-"""The HTTP API's routes: `GET /v1/models` and `POST /v1/chat/completions` (OpenAI's), behind bearer keys when set.
+"""The HTTP API's routes, behind bearer keys when set: OpenAI's `GET /v1/models` and `POST /v1/chat/completions`;
+the native stream `POST /v1/ask`; stored traces and conversations.
 
 `create_app` takes what answers (a `Chat`, built once per process by `ragrouter serve`) and the settings; the
 routes only translate between HTTP and `Chat.ask`/`Chat.ask_after`. Every error is JSON with what to fix, never a
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import secrets
 import threading
 from collections.abc import AsyncIterator
@@ -21,18 +23,22 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel
 
-from engines.conversation.store import ConversationIdError, check_conversation_id
-from engines.routing.router import QuestionError
+from engines.conversation.store import ConversationIdError, ConversationStoreError, check_conversation_id
+from engines.routing.router import QuestionError, check_question
 from engines.settings import Settings
 from engines.sources import SourcesError
 from engines.trace import Trace
+from engines.tracing.recorder import watching
 from tools.chat import Chat
+from ui.api.native import AskRequest, events
 from ui.api.openai_chat import ROUTED, ChatRequest, annotations, chunk, completion, reasoning, usage
 from ui.api.relay import Relay, Step, answer_on_thread
 
 log = logging.getLogger(__name__)
 TRACE_HEADER = "X-Ragrouter-Trace-Id"
+TRACE_ID = re.compile(r"[0-9a-f]{32}")
 CLIENT_ERRORS = (QuestionError, ConversationIdError, SourcesError, ValueError)
 
 
@@ -51,6 +57,10 @@ def create_app(chat: Chat, settings: Settings) -> FastAPI:
     @app.exception_handler(HTTPException)
     async def _http(request: Request, err: HTTPException) -> JSONResponse:
         return _error(err.status_code, str(err.detail))
+
+    @app.exception_handler(ConversationStoreError)
+    async def _store(request: Request, err: ConversationStoreError) -> JSONResponse:
+        return _error(503, str(err))
 
     @app.middleware("http")
     async def _body_limit(request: Request, call_next):  # noqa: ANN001, ANN202 (Starlette's middleware signature)
@@ -98,7 +108,81 @@ def create_app(chat: Chat, settings: Settings) -> FastAPI:
             return JSONResponse(completion(body, last.value), headers={TRACE_HEADER: last.value.trace_id})
         return StreamingResponse(_chunks(body, relay, first), media_type="text/event-stream", headers={TRACE_HEADER: relay.trace_id or ""})
 
+    @app.post("/v1/ask", dependencies=[Depends(authorized)])
+    async def ask(body: AskRequest):  # noqa: ANN202
+        try:
+            question = check_question(body.question, settings.max_question_chars)
+            conversation = check_conversation_id(body.conversation_id) if body.conversation_id else None
+            if body.source:
+                chat.router.tool(body.source)
+        except CLIENT_ERRORS as err:
+            return _error(422, str(err))
+
+        def run(relay: Relay) -> Trace:
+            with watching(relay.stage):
+                return chat.ask(question, conversation, relay, body.source)
+
+        relay = answer_on_thread(run, lock)
+        first = await _next(relay)
+        if first.kind == "error":
+            return _failure(first.value)
+        stream = events(relay, first, conversation, _next, _message)
+        return StreamingResponse(stream, media_type="text/event-stream", headers={TRACE_HEADER: relay.trace_id or ""})
+
+    @app.get("/v1/traces/{trace_id}", dependencies=[Depends(authorized)])
+    async def stored_trace(trace_id: str) -> JSONResponse:
+        if not TRACE_ID.fullmatch(trace_id):
+            return _error(422, f"'{trace_id}' is not a trace id: 32 hexadecimal digits")
+        trace = await asyncio.to_thread(chat.store.trace, trace_id)
+        return JSONResponse(trace.model_dump(mode="json")) if trace else _error(404, f"no saved turn has the trace '{trace_id}'")
+
+    @app.get("/v1/conversations", dependencies=[Depends(authorized)])
+    async def conversation_list() -> dict[str, Any]:
+        return {"data": [vars(c) for c in await asyncio.to_thread(chat.store.recent)]}
+
+    @app.get("/v1/conversations/{conversation_id}", dependencies=[Depends(authorized)])
+    async def conversation(conversation_id: str) -> JSONResponse:
+        known = await _known(chat, conversation_id)
+        if isinstance(known, JSONResponse):
+            return known
+        turns = await asyncio.to_thread(chat.store.turns, conversation_id)
+        return JSONResponse({"id": conversation_id, "turns": [t.model_dump(mode="json") for t in turns]})
+
+    @app.patch("/v1/conversations/{conversation_id}", dependencies=[Depends(authorized)])
+    async def rename(conversation_id: str, body: Rename) -> JSONResponse:
+        known = await _known(chat, conversation_id)
+        if isinstance(known, JSONResponse):
+            return known
+        try:
+            await asyncio.to_thread(chat.store.rename, conversation_id, body.title)
+        except ConversationIdError as err:
+            return _error(422, str(err))
+        return JSONResponse({"id": conversation_id, "title": body.title})
+
+    @app.delete("/v1/conversations/{conversation_id}", dependencies=[Depends(authorized)])
+    async def delete(conversation_id: str) -> JSONResponse:
+        known = await _known(chat, conversation_id)
+        if isinstance(known, JSONResponse):
+            return known
+        await asyncio.to_thread(chat.store.delete, conversation_id)
+        return JSONResponse({"id": conversation_id, "deleted": True})
+
     return app
+
+
+class Rename(BaseModel):
+    title: str
+
+
+async def _known(chat: Chat, conversation_id: str) -> JSONResponse | None:
+    """None when the conversation exists; else the error that says why not (a malformed id, an unknown one)."""
+    try:
+        check_conversation_id(conversation_id)
+    except ConversationIdError as err:
+        return _error(422, str(err))
+    if not await asyncio.to_thread(chat.store.exists, conversation_id):
+        return _error(404, f"there is no conversation '{conversation_id}'")
+    return None
 
 
 def _bearer(keys: list[str]):  # noqa: ANN202 (a FastAPI dependency)

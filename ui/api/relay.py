@@ -15,13 +15,13 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from engines.trace import RouteRecord, Trace
+from engines.trace import Passage, RouteRecord, SpanRecord, Trace
 from engines.tracing.recorder import current_trace_id
 
 
 @dataclass(frozen=True)
 class Step:
-    kind: str  # route, begin, token, withdraw, rows, trace (the last one), error (the last one)
+    kind: str  # route, stage, passages, begin, token, withdraw, rows, trace (the last one), error (the last one)
     value: Any = None
 
 
@@ -35,6 +35,13 @@ class Relay:
     def route(self, route: RouteRecord) -> None:
         self.trace_id = current_trace_id()
         self.steps.put(Step("route", route))
+
+    def stage(self, phase: str, record: SpanRecord) -> None:
+        self.trace_id = self.trace_id or current_trace_id()
+        self.steps.put(Step("stage", (phase, record)))
+
+    def passages(self, passages: list[Passage]) -> None:
+        self.steps.put(Step("passages", passages))
 
     def begin(self) -> None:
         self.steps.put(Step("begin"))
