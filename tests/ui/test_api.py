@@ -202,3 +202,19 @@ def test_stored_traces_and_conversations_are_read_renamed_and_deleted(served: tu
         assert client.get(f"/traces/{'0' * 32}").status_code == 404 and client.get("/traces/not-an-id").status_code == 422
         assert client.patch("/conversations/api-c9", json={"title": "x"}).status_code == 404
         assert client.post("/ask", json={"question": " "}).status_code == 422
+
+
+def test_on_the_local_model_a_second_question_is_told_it_waits_then_answered(served: tuple[str, Path]) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    base, _ = served
+    questions = [
+        {"question": "How many orders are there?", "source": "shop"},
+        {"question": "How many customers are older than 30?", "source": "shop"},
+    ]
+    with ThreadPoolExecutor(2) as pool:
+        streams = list(pool.map(lambda body: _events(base, body), questions))
+    kinds = [[kind for _, kind, _ in found] for found in streams]
+    assert all(k[-2:] == ["trace", "done"] for k in kinds)
+    waited = [found for found in streams if found[0][1] == "queued"]
+    assert len(waited) == 1 and waited[0][0][2] == {"position": 1} and waited[0][1][1] == "meta"

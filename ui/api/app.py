@@ -13,9 +13,7 @@ import json
 import logging
 import re
 import secrets
-import threading
 from collections.abc import AsyncIterator
-from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Request
@@ -34,7 +32,7 @@ from engines.tracing.recorder import watching
 from tools.chat import Chat
 from ui.api.native import AskRequest, events
 from ui.api.openai_chat import ROUTED, ChatRequest, annotations, chunk, completion, reasoning, usage
-from ui.api.relay import Relay, Step, answer_on_thread
+from ui.api.relay import ModelTurns, Relay, Step, answer_on_thread
 
 log = logging.getLogger(__name__)
 TRACE_HEADER = "X-Ragrouter-Trace-Id"
@@ -44,7 +42,7 @@ CLIENT_ERRORS = (QuestionError, ConversationIdError, SourcesError, ValueError)
 
 def create_app(chat: Chat, settings: Settings) -> FastAPI:
     app = FastAPI(title="ragrouter", description="Route a question to documents, a database or the web, answer it there, and show why.")
-    lock: AbstractContextManager = threading.Lock() if settings.llm_backend == "local" else nullcontext()
+    turns = ModelTurns(shared=settings.llm_backend != "local")
     if settings.api_cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=settings.api_cors_origins, allow_methods=["*"], allow_headers=["*"])
     authorized = _bearer(settings.api_keys)
@@ -87,7 +85,7 @@ def create_app(chat: Chat, settings: Settings) -> FastAPI:
         except CLIENT_ERRORS as err:
             return _error(422, str(err))
         if body.housekeeping():
-            return await _housekeeping(chat, body, lock)
+            return await _housekeeping(chat, body, turns)
         history = body.history()
 
         def ask(relay: Relay) -> Trace:
@@ -95,8 +93,10 @@ def create_app(chat: Chat, settings: Settings) -> FastAPI:
                 return chat.ask(question, conversation, relay, source)
             return chat.ask_after(question, history, relay, source)
 
-        relay = answer_on_thread(ask, lock)
+        relay = answer_on_thread(ask, turns)
         first = await _next(relay)
+        while first.kind == "queued":  # an OpenAI client just waits
+            first = await _next(relay)
         if first.kind == "error":
             return _failure(first.value)
         if not body.stream:
@@ -122,7 +122,7 @@ def create_app(chat: Chat, settings: Settings) -> FastAPI:
             with watching(relay.stage):
                 return chat.ask(question, conversation, relay, body.source)
 
-        relay = answer_on_thread(run, lock)
+        relay = answer_on_thread(run, turns)
         first = await _next(relay)
         if first.kind == "error":
             return _failure(first.value)
@@ -208,12 +208,12 @@ async def _next(relay: Relay) -> Step:
     return await asyncio.to_thread(relay.steps.get)
 
 
-async def _housekeeping(chat: Chat, body: ChatRequest, lock: AbstractContextManager) -> JSONResponse:
+async def _housekeeping(chat: Chat, body: ChatRequest, turns: ModelTurns) -> JSONResponse:
     """A client's own task answered by the model alone: not routed, not a conversation turn."""
     prompt = "\n\n".join(m.text() for m in body.messages)
 
     def run() -> str:
-        with lock:
+        with turns.turn(lambda ahead: None):
             return chat.router.llm.complete(prompt).text.strip()
 
     text = await asyncio.to_thread(run)

@@ -1,6 +1,7 @@
 """The native stream, `POST /v1/ask`: every step of a question as a server-sent event, in the order it happens.
 
-Events (each with an `id:` sequence number): `meta` (trace id, conversation id), `route` (the decision, every
+Events (each with an `id:` sequence number): `queued` (while it waits its turn on the local model: how many
+questions are ahead), `meta` (trace id, conversation id), `route` (the decision, every
 candidate's score), `stage` (a stage starts or ends, with its ms), `passages` (what the answer will be written
 from), `sql` and `rows` (the query that ran and its rows), `token` (a piece of the answer), `withdraw` (the output
 guard took the answer back), `trace` (the finished trace, key for key what `ragrouter ask --json` prints), `error`,
@@ -54,7 +55,12 @@ async def events(
     relay: Relay, first: Step, conversation_id: str | None, next_step: Callable[[Relay], Awaitable[Step]], describe: Callable[[Exception], str]
 ) -> AsyncIterator[str]:
     """The question's events, from its first step to `done`."""
-    n, step, chosen = 1, first, ""
+    n, step, chosen = 0, first, ""
+    while step.kind == "queued":  # its turn on the model has not come: how many questions are ahead
+        n += 1
+        yield _event(n, "queued", {"position": step.value})
+        step = await next_step(relay)
+    n += 1
     yield _event(n, "meta", {"trace_id": relay.trace_id, "conversation_id": conversation_id})
     while step.kind not in ("trace", "error"):
         if step.kind == "route":

@@ -1,17 +1,17 @@
 """A question answered on a worker thread while an HTTP response streams what it does.
 
 The router answers synchronously and tells a listener each step (engines/answers/streaming.py); an HTTP stream is
-an async generator. `Relay` is the listener: it queues every step, and the response reads the queue. The model
-lock makes questions on the local model take turns (llama.cpp's context answers one at a time); an endpoint
-backend's questions run side by side.
+an async generator. `Relay` is the listener: it queues every step, and the response reads the queue.
+`ModelTurns` makes questions on the local model take turns (llama.cpp's context answers one at a time); an
+endpoint backend's questions run side by side.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,7 @@ from engines.tracing.recorder import current_trace_id
 
 @dataclass(frozen=True)
 class Step:
-    kind: str  # route, stage, passages, begin, token, withdraw, rows, trace (the last one), error (the last one)
+    kind: str  # queued, route, stage, passages, begin, token, withdraw, rows, trace (the last one), error (the last one)
     value: Any = None
 
 
@@ -56,14 +56,40 @@ class Relay:
         self.steps.put(Step("rows", (sql, columns, rows)))
 
 
-def answer_on_thread(ask: Callable[[Relay], Trace], model_lock: AbstractContextManager) -> Relay:
-    """Start answering with `ask` on a thread of its own (after the questions ahead of it on the local model); the
-    relay ends with a `trace` step, or an `error` step holding the exception."""
+class ModelTurns:
+    """Whose turn it is on the model: on the local one, one question at a time, each told how many are ahead of it
+    when it has to wait; an endpoint backend takes them side by side (`shared`)."""
+
+    def __init__(self, shared: bool) -> None:
+        self._lock = None if shared else threading.Lock()
+        self._count = threading.Lock()
+        self._in = 0  # questions answering or waiting
+
+    @contextmanager
+    def turn(self, waiting: Callable[[int], None]) -> Iterator[None]:
+        if self._lock is None:
+            yield
+            return
+        with self._count:
+            ahead, self._in = self._in, self._in + 1
+        if ahead:
+            waiting(ahead)
+        try:
+            with self._lock:
+                yield
+        finally:
+            with self._count:
+                self._in -= 1
+
+
+def answer_on_thread(ask: Callable[[Relay], Trace], turns: ModelTurns) -> Relay:
+    """Start answering with `ask` on a thread of its own, in its turn on the model (a `queued` step says how many
+    are ahead when it must wait); the relay ends with a `trace` step, or an `error` step holding the exception."""
     relay = Relay()
 
     def run() -> None:
         try:
-            with model_lock:
+            with turns.turn(lambda ahead: relay.steps.put(Step("queued", ahead))):
                 relay.steps.put(Step("trace", ask(relay)))
         except Exception as err:  # the stream says so; the server goes on
             relay.steps.put(Step("error", err))
