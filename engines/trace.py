@@ -35,6 +35,10 @@ class Passage(BaseModel):
     retrieved_chars: int | None = None  # its length before compression
     retrieved_text: str | None = None  # its text before compression, where compression cut it
 
+    def sourced(self, source: str) -> Passage:
+        """This passage, its source `source` when it has none (a path leaves the answering collection's blank)."""
+        return self if self.source else self.model_copy(update={"source": source})
+
 
 class SqlAttempt(BaseModel):
     """One query the model wrote: as written (after the fixes listed in `fixes`: a column moved to the table that
@@ -150,7 +154,7 @@ class PassagesResult(BaseModel):
 
     def fill(self, trace: Trace, source: str) -> None:
         # A passage without a source is the answering collection's; a page fetched from the web says "web".
-        trace.passages = [p if p.source else p.model_copy(update={"source": source}) for p in self.passages]
+        trace.passages = [p.sourced(source) for p in self.passages]
         trace.crag, trace.metadata_query = self.crag, self.metadata_query
         trace.web_unavailable, trace.web_error = self.web_error is not None, self.web_error
         if self.declined is not None:

@@ -142,17 +142,13 @@ def create_app(chat: Chat, settings: Settings) -> FastAPI:
 
     @app.get("/v1/conversations/{conversation_id}", dependencies=[Depends(authorized)])
     async def conversation(conversation_id: str) -> JSONResponse:
-        known = await _known(chat, conversation_id)
-        if isinstance(known, JSONResponse):
-            return known
+        await _known(chat, conversation_id)
         turns = await asyncio.to_thread(chat.store.turns, conversation_id)
         return JSONResponse({"id": conversation_id, "turns": [t.model_dump(mode="json") for t in turns]})
 
     @app.patch("/v1/conversations/{conversation_id}", dependencies=[Depends(authorized)])
     async def rename(conversation_id: str, body: Rename) -> JSONResponse:
-        known = await _known(chat, conversation_id)
-        if isinstance(known, JSONResponse):
-            return known
+        await _known(chat, conversation_id)
         try:
             await asyncio.to_thread(chat.store.rename, conversation_id, body.title)
         except ConversationIdError as err:
@@ -161,9 +157,7 @@ def create_app(chat: Chat, settings: Settings) -> FastAPI:
 
     @app.delete("/v1/conversations/{conversation_id}", dependencies=[Depends(authorized)])
     async def delete(conversation_id: str) -> JSONResponse:
-        known = await _known(chat, conversation_id)
-        if isinstance(known, JSONResponse):
-            return known
+        await _known(chat, conversation_id)
         await asyncio.to_thread(chat.store.delete, conversation_id)
         return JSONResponse({"id": conversation_id, "deleted": True})
 
@@ -174,15 +168,14 @@ class Rename(BaseModel):
     title: str
 
 
-async def _known(chat: Chat, conversation_id: str) -> JSONResponse | None:
-    """None when the conversation exists; else the error that says why not (a malformed id, an unknown one)."""
+async def _known(chat: Chat, conversation_id: str) -> None:
+    """Return when the conversation exists; else raise the error that says why not (a malformed id, an unknown one)."""
     try:
         check_conversation_id(conversation_id)
     except ConversationIdError as err:
-        return _error(422, str(err))
+        raise HTTPException(status_code=422, detail=str(err)) from err
     if not await asyncio.to_thread(chat.store.exists, conversation_id):
-        return _error(404, f"there is no conversation '{conversation_id}'")
-    return None
+        raise HTTPException(status_code=404, detail=f"there is no conversation '{conversation_id}'")
 
 
 def _bearer(keys: list[str]):  # noqa: ANN202 (a FastAPI dependency)

@@ -39,8 +39,8 @@ def _payloads(step: Step, chosen: str) -> list[tuple[str, Any]]:
         return [
             ("stage", {"name": record.name, "phase": phase, "start_ms": record.start_ms, **({"ms": record.duration_ms} if phase == "end" else {})})
         ]
-    if step.kind == "passages":  # a passage without a source is the chosen collection's (the trace fills it alike)
-        return [("passages", [(p if p.source else p.model_copy(update={"source": chosen})).model_dump(mode="json") for p in step.value])]
+    if step.kind == "passages":
+        return [("passages", [p.sourced(chosen).model_dump(mode="json") for p in step.value])]
     if step.kind == "rows":
         sql, columns, rows = step.value
         return [("sql", {"statement": sql}), ("rows", {"columns": list(columns), "rows": [list(r) for r in rows]})]
