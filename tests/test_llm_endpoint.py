@@ -6,7 +6,10 @@ its log shows the calls arrive. Endpoints that refuse, fail, hang or answer garb
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -169,3 +172,49 @@ def test_eight_questions_at_once_each_keep_their_own_trace(endpoint_router) -> N
         else:
             assert not trace.sql_attempts and trace.passages
             assert ("web" in trace.timings_ms) == (route == "web")
+
+
+def test_the_api_on_an_endpoint_takes_eight_questions_side_by_side(llm_server, search_server: str, tmp_path: Path) -> None:
+    """`ragrouter serve` with the endpoint as its model: eight native streams at once; none is queued, all of them
+    start before the first one ends, and each gets its own answer."""
+    import httpx
+
+    from tests.ui.test_api import _sources
+
+    port = free_port()
+    env = {
+        **os.environ,
+        "RAGROUTER_STATE_DIR": str(tmp_path / "state"),
+        "RAGROUTER_MILVUS_URI": str(tmp_path / "state" / "milvus" / "api.db"),
+        "RAGROUTER_LLM_BACKEND": "openai_like",
+        "RAGROUTER_API_BASE": llm_server[0],
+        "RAGROUTER_LLM_MODEL": "qwen",
+        "RAGROUTER_WEB_BACKEND": "searxng",
+        "RAGROUTER_SEARXNG_URL": search_server,
+    }
+    command = [sys.executable, "-m", "ui.cli", "serve", "--port", str(port), "--sources", str(_sources(tmp_path))]
+    load = [item for item in LOAD if item[1] != "handbook"]
+    load += [
+        ("How many customers live in Beijing?", "shop", ""),
+        ("Which product is the most expensive?", "shop", ""),
+        ("What is the total quantity of all orders?", "shop", ""),
+    ]
+
+    def stream(item: tuple[str, str, str]) -> list[tuple[float, str, dict]]:
+        found, kind = [], ""
+        with httpx.stream("POST", f"http://127.0.0.1:{port}/v1/ask", json={"question": item[0]}, timeout=600) as reply:
+            for line in reply.iter_lines():
+                if line.startswith("event: "):
+                    kind = line.removeprefix("event: ")
+                elif line.startswith("data: "):
+                    found.append((time.monotonic(), kind, json.loads(line.removeprefix("data: "))))
+        return found
+
+    with running(command, f"http://127.0.0.1:{port}/docs", tmp_path / "serve.log", env), ThreadPoolExecutor(len(load)) as pool:
+        streams = list(pool.map(stream, load))
+    assert len(load) == 8 and not any(kind == "queued" for found in streams for _, kind, _ in found)
+    assert max(found[0][0] for found in streams) < min(found[-1][0] for found in streams)  # all started before any ended
+    for (question, route, expected), found in zip(load, streams):
+        trace = next(data for _, kind, data in found if kind == "trace")
+        assert trace["question"] == question and trace["route"]["chosen"] == route
+        assert re.search(expected, trace["answer"], re.I), (question, trace["answer"])

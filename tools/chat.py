@@ -12,6 +12,7 @@ from engines.answers.streaming import AnswerListener
 from engines.conversation.condense import Condensed, Condenser
 from engines.conversation.previous import PreviousTurn
 from engines.conversation.store import ConversationStore, ConversationStoreError, check_conversation_id
+from engines.feedback.store import Feedback, FeedbackStore
 from engines.language import asked_as
 from engines.models.llm import build_llm
 from engines.routing.router import RagRouter, check_question
@@ -19,6 +20,7 @@ from engines.settings import Settings
 from engines.trace import AskedInConversation, ConversationRecord, Trace
 from engines.tracing.recorder import question as question_recording
 from engines.tracing.recorder import span
+from tools.feedback import Verdict, give_feedback, take_in
 
 
 def condense_llm(settings: Settings, llm: LLM) -> LLM:
@@ -46,6 +48,14 @@ class Chat:
 
     def __init__(self, router: RagRouter, store: ConversationStore, condenser: Condenser) -> None:
         self.router, self.store, self.condenser = router, store, condenser
+        self.feedback = FeedbackStore(store)
+
+    def give_feedback(self, trace_id: str, verdicts: list[Verdict], origin: str) -> list[Feedback | None]:
+        """Store feedback on a kept answer and route and write SQL by it from the next question on."""
+        sources = [t.source for t in self.router.tools]
+        given = give_feedback(self.feedback, trace_id, verdicts, origin, sources, self.router.settings.sql_timeout_s)
+        take_in(self.router, self.feedback)
+        return given
 
     def ask(self, question: str, conversation_id: str | None, listener: AnswerListener | None = None, source: str | None = None) -> Trace:
         text = check_question(question, self.router.settings.max_question_chars)  # an empty follow-up is refused like any question
@@ -56,11 +66,23 @@ class Chat:
             self._save(conversation_id, trace)
         return trace
 
+    def ask_alone(self, question: str, listener: AnswerListener | None = None, source: str | None = None) -> Trace:
+        """A question outside any conversation; its trace is kept, so feedback can find it."""
+        return self._kept(self.router.ask(question, source, listener))
+
     def ask_after(self, question: str, history: list[Trace], listener: AnswerListener | None = None, source: str | None = None) -> Trace:
         """`question` as a follow-up of `history` (earlier turns a client sent with it, as an API request's
-        messages): condensed and routed as in a stored conversation, but nothing is read or saved."""
+        messages): condensed and routed as in a stored conversation; no conversation is read or saved, the trace
+        is kept."""
         text = check_question(question, self.router.settings.max_question_chars)
-        return self._answer(text, "", history, [], listener, source)  # id "": a history no store holds
+        return self._kept(self._answer(text, "", history, [], listener, source))  # id "": a history no store holds
+
+    def _kept(self, trace: Trace) -> Trace:
+        try:
+            self.store.keep(trace)
+        except ConversationStoreError as err:
+            trace.notes.append(f"This answer's trace was not kept, so feedback cannot refer to it: {err}")
+        return trace
 
     def _answer(
         self, text: str, conversation_id: str, saved_turns: list[Trace], notes: list[str], listener: AnswerListener | None, source: str | None
@@ -130,4 +152,6 @@ def build_chat(router: RagRouter, load_condense_llm: Callable[[], LLM] | None = 
     context of the router's model) is called at the first follow-up."""
     settings = router.settings
     load = load_condense_llm or (lambda: condense_llm(settings, router.llm))
-    return Chat(router, ConversationStore(settings.conversations_path), Condenser(load, settings.history_tokens))
+    chat = Chat(router, ConversationStore(settings.conversations_path), Condenser(load, settings.history_tokens))
+    take_in(router, chat.feedback)  # what people corrected before, in the conversations database beside the turns
+    return chat

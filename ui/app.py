@@ -8,12 +8,14 @@ import pandas as pd
 import streamlit as st
 
 from engines.conversation.store import ConversationStoreError
+from engines.feedback.cases import triage
 from engines.routing.router import QuestionError, check_question
 from engines.settings import Settings
 from engines.trace import MetadataRecord, SqlAttempt, Trace
 from tools.build import built, built_sources
 from tools.chat import Chat
 from tools.examples import example_questions
+from tools.feedback import FeedbackError, UnknownTraceError, Verdict
 from tools.question_queue import Job, JobState
 from ui.charts import result_chart, route_chart, stage_chart
 from ui.cli import USER_ERRORS
@@ -67,24 +69,67 @@ def compare_selectors(index: int, trace: Trace) -> None:
         column.caption(route.reason)
 
 
+def give(trace: Trace, verdict: Verdict) -> bool:
+    """Keep feedback on `trace` (the router and SQL knowledge take it in at once); say so when it cannot be kept."""
+    try:
+        with lock:  # the router's corrections and the SQL knowledge change between questions, not during one
+            chat.give_feedback(trace.trace_id, [verdict], "app")
+    except (FeedbackError, UnknownTraceError, ConversationStoreError) as err:
+        st.error(f"Not saved: {err}")
+        return False
+    return True
+
+
+def rated(trace: Trace, key: str) -> None:
+    """The thumbs changed: keep the new rating (none: take it back)."""
+    thumbs = st.session_state[key]
+    give(trace, Verdict("answer", None if thumbs is None else ("up" if thumbs else "down")))
+
+
+def answer_feedback(index: int, trace: Trace) -> None:
+    """👍/👎 under the answer; a 👎 asks which source should have answered; SQL answers take "this SQL is right" or
+    a corrected SQL. All of it is kept with the trace (`ragrouter feedback export` makes regression cases of it)."""
+    if not trace.trace_id or trace.route is None:
+        return
+    try:
+        stored = {f.aspect: f for f in chat.feedback.of_trace(trace.trace_id)}
+    except ConversationStoreError:  # the page says the store cannot be used; the thumbs start empty
+        stored = {}
+    earlier = stored["answer"].rating if "answer" in stored else None
+    key = f"rate-{index}"
+    thumbs = st.feedback("thumbs", key=key, default=None if earlier is None else int(earlier > 0), on_change=rated, args=(trace, key))
+    if thumbs == 0:
+        others = [t.source.name for t in router.tools if t.source.name != trace.route.chosen]
+        right = st.selectbox(
+            f"Wrong source? It went to {trace.route.chosen}; which one should have answered?", others, index=None, key=f"source-{index}"
+        )
+        if right and st.button("Save the right source", key=f"save-source-{index}") and give(trace, Verdict("route", "down", right)):
+            st.success(f"Saved: questions like this one now go to {right}.")
+    if trace.sql_attempts and built(router, trace.route.chosen).knowledge is not None:
+        sql_feedback(index, trace)
+
+
 def sql_feedback(index: int, trace: Trace) -> None:
     """Keep this question with its SQL, as written or as corrected, as an example in the SQL knowledge base."""
-    tool = built(router, trace.route.chosen)
-    if tool.knowledge is None or not trace.sql_attempts:
-        return
-    if st.button("This SQL is right", key=f"right-{index}"):
-        tool.knowledge.add_example(trace.question, trace.sql_attempts[-1].sql, origin="app: confirmed")
+    if st.button("This SQL is right", key=f"right-{index}") and give(trace, Verdict("sql", "up")):
         st.success("Saved: similar questions will see it as an example.")
     with st.expander("Correct this SQL"):
         corrected = st.text_area("Corrected SQL", value=trace.sql_attempts[-1].sql, key=f"fix-{index}")
-        if st.button("Save the corrected SQL", key=f"save-{index}"):
-            try:
-                tool.database.guarded(corrected)  # only SQL the guard would run is worth keeping
-            except ValueError as err:
-                st.error(f"Not saved: {err}")
-            else:
-                tool.knowledge.add_example(trace.question, corrected, origin="app: corrected")
-                st.success("Saved: similar questions will see it as an example.")
+        if st.button("Save the corrected SQL", key=f"save-{index}") and give(trace, Verdict("sql", "down", corrected)):
+            st.success("Saved: similar questions will see it as an example.")
+
+
+def triage_sidebar() -> None:
+    """Answers rated 👎 with nothing said about what was right: for someone to look into."""
+    try:
+        waiting = triage(chat.feedback.all())
+    except ConversationStoreError:
+        return  # the conversations sidebar already says the store cannot be read
+    if waiting:
+        with st.expander(f"Feedback to look into ({len(waiting)})"):
+            for item in reversed(waiting[-20:]):
+                st.markdown(f"**{item['question']}** → {item['source']}")
+                st.caption(f"{item['aspect']} 👎" + (f": {item['comment']}" if item["comment"] else "") + f" · trace {item['trace_id']}")
 
 
 def sql_attempt(n: int, attempt: SqlAttempt) -> None:
@@ -172,7 +217,6 @@ def show_trace(index: int, trace: Trace) -> None:
             with st.expander(f"SQL attempts ({len(trace.sql_attempts)})"):
                 for n, attempt in enumerate(trace.sql_attempts, 1):
                     sql_attempt(n, attempt)
-        sql_feedback(index, trace)
     if trace.metadata_query:
         metadata_instruction(trace.metadata_query)
     if trace.crag:
@@ -214,6 +258,7 @@ def show_answer(index: int, trace: Trace) -> None:
     asked_as(trace)
     st.write(trace.answer)
     show_trace(index, trace)
+    answer_feedback(index, trace)
 
 
 def show_turn(index: int, trace: Trace) -> None:
@@ -360,6 +405,7 @@ except ConversationStoreError as err:
 
 with st.sidebar:
     conversations_sidebar(chat, conversation_id)
+    triage_sidebar()
     st.header("Sources")
     for tool in router.tools:
         st.markdown(f"**{tool.source.name}** ({tool.source.kind})")

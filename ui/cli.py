@@ -176,10 +176,8 @@ def ask(
             check_conversation_id(conversation)
         streamed = None if as_json else _TerminalAnswer()
         router = build_router(settings, sources)
-        if conversation is None:
-            trace = router.ask(question, source, listener=streamed)
-        else:
-            trace = build_chat(router).ask(question, conversation, streamed, source)
+        chat = build_chat(router)
+        trace = chat.ask_alone(question, streamed, source) if conversation is None else chat.ask(question, conversation, streamed, source)
     except USER_ERRORS as err:
         _fail(err)
     if streamed is None:
@@ -330,6 +328,65 @@ def conversations_delete(conversation_id: str) -> None:
     except (ConversationIdError, ConversationStoreError) as err:
         _fail(err)
     console.print(f"deleted conversation {conversation_id}")
+
+
+@app.command()
+def feedback(
+    target: str = typer.Argument(..., metavar="TRACE_ID|export", help="The trace id of an answer, or `export`."),
+    rating: str | None = typer.Argument(None, metavar="[up|down|none]", help="👍, 👎, or none to take feedback back."),
+    source: str | None = typer.Option(None, "--source", help="The source that should have answered (a route correction)."),
+    sql: str | None = typer.Option(None, "--sql", help="The right SQL (a correction; with `up` and no --sql: `--aspect sql` confirms it)."),
+    comment: str | None = typer.Option(None, "--comment", help="Why, in words."),
+    aspect: str | None = typer.Option(None, "--aspect", help="What the rating is about: answer (default), route, sql or citation."),
+    sources: Path | None = SourcesOption,
+    out: Path | None = typer.Option(None, "--out", help="export: the folder for router.jsonl, sql.jsonl and triage.jsonl."),
+) -> None:
+    """Say whether an answer was right, or export what feedback taught as regression cases for `ragrouter eval`."""
+    from engines.feedback.store import FeedbackStore
+    from engines.sources import load_sources
+    from tools.feedback import FeedbackError, UnknownTraceError, give_feedback
+
+    settings = _settings()
+    store = FeedbackStore(ConversationStore(settings.conversations_path))
+    if target == "export":
+        _export_feedback(store, out or settings.state_dir / "feedback")
+        return
+    verdicts = _verdicts(None if rating == "none" else rating, aspect, {"route": source, "sql": sql}, comment)
+    try:
+        given = give_feedback(store, target, verdicts, "cli", load_sources(sources or settings.sources_file), settings.sql_timeout_s)
+    except UnknownTraceError as err:
+        _fail(ValueError(f"{err} (`ragrouter ask` prints the trace id under each answer)"))
+    except (*USER_ERRORS, FeedbackError) as err:
+        _fail(err)
+    for verdict, row in zip(verdicts, given):
+        console.print(
+            f"{verdict.aspect}: " + ("feedback taken back" if row is None else "kept; the router and SQL knowledge take it in at their next start")
+        )
+
+
+def _verdicts(rating: str | None, aspect: str | None, corrections: dict[str, str | None], comment: str | None) -> list:
+    """The rating (with the comment) on its aspect, each correction on its own: `down --source web` is one verdict on
+    the route; `--sql` beside it adds one on the SQL."""
+    from tools.feedback import Verdict
+
+    main = aspect or next((name for name, given in corrections.items() if given), "answer")
+    return [Verdict(main, rating, corrections.get(main), comment)] + [
+        Verdict(name, rating, given) for name, given in corrections.items() if given and name != main
+    ]
+
+
+def _export_feedback(store, folder: Path) -> None:  # noqa: ANN001 (FeedbackStore, imported when used)
+    from engines.feedback.cases import router_cases, sql_cases, triage
+
+    try:
+        items = store.all()
+    except ConversationStoreError as err:
+        _fail(err)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, rows in (("router", router_cases(items)), ("sql", sql_cases(items)), ("triage", triage(items))):
+        (folder / f"{name}.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        console.print(f"{folder / f'{name}.jsonl'}: {len(rows)} {'to look into' if name == 'triage' else 'cases'}")
+    console.print(f"[dim]Run them: ragrouter eval router --questions {folder / 'router.jsonl'} --sources YOUR_SOURCES (and sql likewise)[/]")
 
 
 class Suite(str, Enum):

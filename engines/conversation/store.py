@@ -43,6 +43,15 @@ turns = Table(
     Column("trace", Text, nullable=False),
     Column("created", Float, nullable=False),
 )
+# A question answered outside any conversation (`ragrouter ask`, an API request carrying its own history): its
+# trace is kept so that feedback and `GET /v1/traces/{id}` can find it.
+answers = Table(
+    "answers",
+    metadata,
+    Column("trace_id", String(32), primary_key=True),
+    Column("trace", Text, nullable=False),
+    Column("created", Float, nullable=False),
+)
 
 
 class ConversationStoreError(RuntimeError):
@@ -80,8 +89,9 @@ class ConversationStore:
         self._ready = False
 
     @contextmanager
-    def _connection(self) -> Iterator[Connection]:
-        """One transaction; any database failure becomes a ConversationStoreError naming the file."""
+    def connection(self) -> Iterator[Connection]:
+        """One transaction; any database failure becomes a ConversationStoreError naming the file (the feedback
+        store shares the file and this)."""
         try:
             if not self._ready:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -96,12 +106,12 @@ class ConversationStore:
     def create(self, title: str = "New chat", conversation_id: str | None = None) -> str:
         conversation_id = check_conversation_id(conversation_id) if conversation_id else uuid.uuid4().hex[:12]
         now = time.time()
-        with self._connection() as conn:
+        with self.connection() as conn:
             conn.execute(conversations.insert().values(id=conversation_id, title=title_of(title), created=now, updated=now))
         return conversation_id
 
     def exists(self, conversation_id: str) -> bool:
-        with self._connection() as conn:
+        with self.connection() as conn:
             return conn.execute(select(conversations.c.id).where(conversations.c.id == conversation_id)).first() is not None
 
     def recent(self) -> list[ConversationSummary]:
@@ -112,24 +122,30 @@ class ConversationStore:
             .outerjoin(counted, counted.c.conversation_id == conversations.c.id)
             .order_by(conversations.c.updated.desc())
         )
-        with self._connection() as conn:
+        with self.connection() as conn:
             return [ConversationSummary(*row) for row in conn.execute(query)]
 
     def turns(self, conversation_id: str) -> list[Trace]:
-        with self._connection() as conn:
+        with self.connection() as conn:
             rows = conn.execute(select(turns.c.trace).where(turns.c.conversation_id == conversation_id).order_by(turns.c.n))
             return [Trace.model_validate_json(trace) for (trace,) in rows]
 
     def trace(self, trace_id: str) -> Trace | None:
-        """The stored turn whose trace has this id (None when no saved turn has it)."""
-        with self._connection() as conn:
+        """The stored turn or kept answer whose trace has this id (None when none has it)."""
+        with self.connection() as conn:
             row = conn.execute(select(turns.c.trace).where(func.json_extract(turns.c.trace, "$.trace_id") == trace_id)).first()
+            row = row or conn.execute(select(answers.c.trace).where(answers.c.trace_id == trace_id)).first()
         return Trace.model_validate_json(row[0]) if row else None
+
+    def keep(self, trace: Trace) -> None:
+        """Keep the trace of a question answered outside a conversation."""
+        with self.connection() as conn:
+            conn.execute(answers.insert().values(trace_id=trace.trace_id, trace=trace.model_dump_json(), created=time.time()))
 
     def add_turn(self, conversation_id: str, trace: Trace) -> int:
         """Append a turn; the first one titles an untitled conversation. Returns the turn's number (from 1)."""
         now = time.time()
-        with self._connection() as conn:
+        with self.connection() as conn:
             count = conn.execute(select(func.count()).where(turns.c.conversation_id == conversation_id)).scalar_one()
             n = count + 1
             conn.execute(
@@ -142,11 +158,11 @@ class ConversationStore:
     def rename(self, conversation_id: str, title: str) -> bool:
         if not title.strip():
             raise ConversationIdError("a conversation's title cannot be empty")
-        with self._connection() as conn:
+        with self.connection() as conn:
             return conn.execute(update(conversations).where(conversations.c.id == conversation_id).values(title=title_of(title))).rowcount > 0
 
     def delete(self, conversation_id: str) -> bool:
         """Delete the conversation and its turns, nothing else; False when there was no such conversation."""
-        with self._connection() as conn:
+        with self.connection() as conn:
             conn.execute(delete(turns).where(turns.c.conversation_id == conversation_id))
             return conn.execute(delete(conversations).where(conversations.c.id == conversation_id)).rowcount > 0

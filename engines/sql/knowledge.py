@@ -103,7 +103,8 @@ def table_entry(engine: Engine, table: Table) -> str:
 
 def _node(kind: str, origin: str, text: str, **extra: str) -> TextNode:
     """An entry with an id derived from its content, so re-filling the base from the same source adds nothing."""
-    ident = hashlib.sha256(f"{kind}\x00{origin}\x00{text}".encode()).hexdigest()[:32]
+    # The SQL is part of the id: a question whose SQL was corrected is another entry, which `sync` swaps in.
+    ident = hashlib.sha256(f"{kind}\x00{origin}\x00{text}\x00{extra.get('sql', '')}".encode()).hexdigest()[:32]
     return TextNode(
         id_=ident, text=text, metadata={"type": kind, "origin": origin, **extra}, excluded_embed_metadata_keys=["type", "origin", "sql", "added"]
     )

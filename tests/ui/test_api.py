@@ -218,3 +218,80 @@ def test_on_the_local_model_a_second_question_is_told_it_waits_then_answered(ser
     assert all(k[-2:] == ["trace", "done"] for k in kinds)
     waited = [found for found in streams if found[0][1] == "queued"]
     assert len(waited) == 1 and waited[0][0][2] == {"position": 1} and waited[0][1][1] == "meta"
+
+
+def _route_of(base: str, question: str) -> tuple[str, str]:
+    """Where the native stream says `question` goes, and its trace id; the stream is left as soon as it says so."""
+    import httpx
+
+    fields: dict[str, str] = {}
+    with httpx.stream("POST", f"{base}/ask", json={"question": question}, headers={"Authorization": f"Bearer {KEY}"}, timeout=600) as reply:
+        for line in reply.iter_lines():
+            key, _, value = line.partition(": ")
+            fields[key] = value
+            if key == "data" and fields.get("event") == "meta":
+                trace_id = json.loads(value)["trace_id"]
+            if key == "data" and fields.get("event") == "route":
+                return json.loads(value)["chosen"], trace_id
+    raise AssertionError("the stream ended without a route")
+
+
+def test_feedback_through_the_api_and_the_cli_is_taken_in_and_exported_as_cases_eval_reads(served: tuple[str, Path], tmp_path: Path) -> None:
+    import httpx
+
+    base, state = served
+    question = "Which customers live in Shanghai?"
+    status, reply = _post(base, {"model": "ragrouter", "messages": [{"role": "user", "content": question}]})
+    trace_id = reply["id"].removeprefix("chatcmpl-")
+    assert status == 200 and reply["choices"][0]["message"]["content"]
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {KEY}"}, timeout=600) as client:
+        assert client.get(f"/traces/{trace_id}").json()["route"]["chosen"] == "shop"  # an answer outside any conversation is kept
+        moved = client.post("/feedback", json={"trace_id": trace_id, "aspect": "route", "rating": "down", "correction": "web"})
+        assert moved.status_code == 200 and moved.json()["feedback"]["correction"] == "web"
+        assert _route_of(base, question)[0] == "web"  # the running router took the correction in
+        assert client.post("/feedback", json={"trace_id": trace_id, "aspect": "sql", "rating": "up"}).status_code == 200
+        for body, status_code, message in [
+            ({"trace_id": "0" * 32, "rating": "up"}, 404, "no kept answer"),
+            ({"trace_id": "xyz", "rating": "up"}, 422, "not a trace id"),
+            ({"trace_id": trace_id, "aspect": "tone", "rating": "up"}, 422, "aspect"),
+            ({"trace_id": trace_id, "aspect": "route", "correction": "nowhere"}, 422, "not a source"),
+            ({"trace_id": trace_id, "aspect": "sql", "correction": "DELETE FROM customers"}, 422, "not kept"),
+        ]:
+            refused = client.post("/feedback", json=body)
+            assert refused.status_code == status_code and message in refused.json()["error"]["message"], refused.text
+    other = _events(base, {"question": "How many orders are there?"})[0][2]["trace_id"]
+    env = {**_env(state.parent), "RAGROUTER_STATE_DIR": str(state)}
+    sources = str(_sources(tmp_path))
+    assert run(env, "feedback", other, "down", "--comment", "too short", "--sources", sources).returncode == 0
+    unknown = run(env, "feedback", "f" * 32, "up", "--sources", sources)
+    assert unknown.returncode == 2 and "no kept answer" in unknown.stderr
+    out = tmp_path / "cases"
+    assert run(env, "feedback", "export", "--out", str(out)).returncode == 0
+    read = {
+        name: [json.loads(line) for line in (out / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()] for name in ("router", "sql", "triage")
+    }
+    assert read["router"] == [{"question": question, "expected_source": "web", "group": "feedback"}]
+    assert read["sql"][0]["db"] == "shop" and "Shanghai" in read["sql"][0]["gold_sql"]
+    assert [(t["trace_id"], t["comment"]) for t in read["triage"]] == [(other, "too short")]
+    report = tmp_path / "report"
+    evaluated = run(_env(tmp_path), "eval", "router", "--questions", str(out / "router.jsonl"), "--sources", sources, "--out", str(report))
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert json.loads((report / "report.json").read_text(encoding="utf-8"))["n"] == 1
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {KEY}"}, timeout=600) as client:
+        taken_back = client.post("/feedback", json={"trace_id": trace_id, "aspect": "route", "rating": None})
+        assert taken_back.json()["feedback"] is None and _route_of(base, question)[0] == "shop"
+
+
+def test_a_client_that_goes_away_mid_answer_stops_it_and_the_next_question_is_answered(served: tuple[str, Path]) -> None:
+    import httpx
+
+    base, _ = served
+    auth = {"Authorization": f"Bearer {KEY}"}
+    body = {"question": "List every customer with their city and age.", "conversation_id": "api-left", "source": "shop"}
+    with httpx.stream("POST", f"{base}/ask", json=body, headers=auth, timeout=600) as reply:
+        for line in reply.iter_lines():
+            if line == "event: token":
+                break  # the client goes away at the first piece of the answer
+    assert _events(base, {"question": "How many orders are there?", "source": "shop"})[-2][1] == "trace"
+    with httpx.Client(base_url=base, headers=auth, timeout=60) as client:
+        assert client.get("/conversations/api-left").json()["turns"] == []  # stopped, so never saved as answered

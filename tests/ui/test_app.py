@@ -69,7 +69,10 @@ def test_empty_and_huge_questions_are_messages_and_the_app_keeps_working(app: Ap
     assert any(re.fullmatch(r"[0-9a-f]{32}", c.value) for c in app.code)  # the trace id, to copy
 
 
-def test_sql_feedback_stores_an_example_and_refuses_a_bad_correction(app: AppTest, router) -> None:
+def test_feedback_under_an_answer_is_kept_with_its_trace_and_taught_to_the_router_and_sql_knowledge(app: AppTest, router) -> None:
+    from engines.conversation.store import ConversationStore
+    from engines.feedback.store import FeedbackStore
+
     question = "How many products are in the furniture category?"
     app.chat_input[0].set_value(question).run()
     app.button(key="right-0").click().run()
@@ -79,6 +82,22 @@ def test_sql_feedback_stores_an_example_and_refuses_a_bad_correction(app: AppTes
     app.text_area(key="fix-0").set_value("DELETE FROM products").run()
     app.button(key="save-0").click().run()
     assert any("Not saved" in e.value and "select-only" in e.value for e in app.error)
+    app.feedback(key="rate-0").set_value(0).run()
+    app.selectbox(key="source-0").set_value("web").run()
+    app.button(key="save-source-0").click().run()
+    assert not app.exception and any("now go to web" in s.value for s in app.success)
+    kept = FeedbackStore(ConversationStore(router.settings.conversations_path)).all()
+    assert {(f.aspect, f.rating, f.correction, f.origin) for f in kept} == {
+        ("sql", 1, None, "app"),
+        ("answer", -1, None, "app"),
+        ("route", -1, "web", "app"),
+    }
+    # The app's own router (built from the same folders) took both in: the SQL as an example, the question to the web.
+    app.chat_input[0].set_value("How many customers are older than 30?").run()
+    app.feedback(key="rate-1").set_value(0).run()
+    assert any(e.label == "Feedback to look into (1)" for e in app.sidebar.expander)
+    app.chat_input[0].set_value(question).run()
+    assert not app.exception and any("Answered from **web**" in c.value for c in app.caption)
 
 
 def test_a_cited_passage_opens_from_its_number_and_shows_what_compression_kept(app: AppTest) -> None:

@@ -1,5 +1,5 @@
 """The HTTP API's routes, behind bearer keys when set: OpenAI's `GET /v1/models` and `POST /v1/chat/completions`;
-the native stream `POST /v1/ask`; stored traces and conversations.
+the native stream `POST /v1/ask`; stored traces and conversations; feedback on an answer.
 
 `create_app` takes what answers (a `Chat`, built once per process by `ragrouter serve`) and the settings; the
 routes only translate between HTTP and `Chat.ask`/`Chat.ask_after`. Every error is JSON with what to fix, never a
@@ -14,22 +14,25 @@ import logging
 import re
 import secrets
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from engines.conversation.store import ConversationIdError, ConversationStoreError, check_conversation_id
+from engines.feedback.store import Feedback
 from engines.routing.router import QuestionError, check_question
 from engines.settings import Settings
 from engines.sources import SourcesError
 from engines.trace import Trace
 from engines.tracing.recorder import watching
 from tools.chat import Chat
+from tools.feedback import FeedbackError, UnknownTraceError, Verdict
 from ui.api.native import AskRequest, events
 from ui.api.openai_chat import ROUTED, ChatRequest, annotations, chunk, completion, reasoning, usage
 from ui.api.relay import ModelTurns, Relay, Step, answer_on_thread
@@ -45,6 +48,7 @@ def create_app(chat: Chat, settings: Settings) -> FastAPI:
     turns = ModelTurns(shared=settings.llm_backend != "local")
     if settings.api_cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=settings.api_cors_origins, allow_methods=["*"], allow_headers=["*"])
+    app.add_middleware(BodyLimit, limit=settings.api_max_body_bytes)
     authorized = _bearer(settings.api_keys)
 
     @app.exception_handler(RequestValidationError)
@@ -59,12 +63,6 @@ def create_app(chat: Chat, settings: Settings) -> FastAPI:
     @app.exception_handler(ConversationStoreError)
     async def _store(request: Request, err: ConversationStoreError) -> JSONResponse:
         return _error(503, str(err))
-
-    @app.middleware("http")
-    async def _body_limit(request: Request, call_next):  # noqa: ANN001, ANN202 (Starlette's middleware signature)
-        if int(request.headers.get("content-length") or 0) > settings.api_max_body_bytes:
-            return _error(413, f"the request body is over {settings.api_max_body_bytes:,} bytes (RAGROUTER_API_MAX_BODY_BYTES)")
-        return await call_next(request)
 
     @app.get("/v1/models", dependencies=[Depends(authorized)])
     async def models() -> dict[str, Any]:
@@ -106,7 +104,8 @@ def create_app(chat: Chat, settings: Settings) -> FastAPI:
             if last.kind == "error":
                 return _failure(last.value)
             return JSONResponse(completion(body, last.value), headers={TRACE_HEADER: last.value.trace_id})
-        return StreamingResponse(_chunks(body, relay, first), media_type="text/event-stream", headers={TRACE_HEADER: relay.trace_id or ""})
+        stream = _until_closed(relay, _chunks(body, relay, first))
+        return StreamingResponse(stream, media_type="text/event-stream", headers={TRACE_HEADER: relay.trace_id or ""})
 
     @app.post("/v1/ask", dependencies=[Depends(authorized)])
     async def ask(body: AskRequest):  # noqa: ANN202
@@ -126,15 +125,31 @@ def create_app(chat: Chat, settings: Settings) -> FastAPI:
         first = await _next(relay)
         if first.kind == "error":
             return _failure(first.value)
-        stream = events(relay, first, conversation, _next, _message)
+        stream = _until_closed(relay, events(relay, first, conversation, _next, _message))
         return StreamingResponse(stream, media_type="text/event-stream", headers={TRACE_HEADER: relay.trace_id or ""})
 
     @app.get("/v1/traces/{trace_id}", dependencies=[Depends(authorized)])
     async def stored_trace(trace_id: str) -> JSONResponse:
-        if not TRACE_ID.fullmatch(trace_id):
-            return _error(422, f"'{trace_id}' is not a trace id: 32 hexadecimal digits")
+        _check_trace_id(trace_id)
         trace = await asyncio.to_thread(chat.store.trace, trace_id)
-        return JSONResponse(trace.model_dump(mode="json")) if trace else _error(404, f"no saved turn has the trace '{trace_id}'")
+        return JSONResponse(trace.model_dump(mode="json")) if trace else _error(404, f"no kept answer has the trace '{trace_id}'")
+
+    @app.post("/v1/feedback", dependencies=[Depends(authorized)])
+    async def feedback(body: FeedbackRequest) -> JSONResponse:
+        _check_trace_id(body.trace_id)
+        verdict = Verdict(body.aspect, body.rating, body.correction, body.comment)
+
+        def give() -> Feedback | None:
+            with turns.turn(lambda ahead: None):  # the router and SQL knowledge change between questions, not during one
+                return chat.give_feedback(body.trace_id, [verdict], "api")[0]
+
+        try:
+            given = await asyncio.to_thread(give)
+        except UnknownTraceError as err:
+            return _error(404, str(err))
+        except FeedbackError as err:
+            return _error(422, str(err))
+        return JSONResponse({"trace_id": body.trace_id, "aspect": body.aspect, "feedback": vars(given) if given else None})
 
     @app.get("/v1/conversations", dependencies=[Depends(authorized)])
     async def conversation_list() -> dict[str, Any]:
@@ -166,6 +181,44 @@ def create_app(chat: Chat, settings: Settings) -> FastAPI:
 
 class Rename(BaseModel):
     title: str
+
+
+class FeedbackRequest(BaseModel):
+    trace_id: str = Field(description="The answer's trace id (`X-Ragrouter-Trace-Id`, the native stream's `meta`).")
+    aspect: Literal["answer", "route", "sql", "citation"] = "answer"
+    rating: Literal["up", "down"] | None = Field(default=None, description="null (with no correction or comment) takes feedback back.")
+    correction: str | None = Field(default=None, max_length=20_000, description="route: the source that should have answered; sql: the right SQL.")
+    comment: str | None = Field(default=None, max_length=2_000)
+
+
+class BodyLimit:
+    """Refuses a request whose Content-Length is over the limit before reading it. A plain ASGI middleware:
+    Starlette's `BaseHTTPMiddleware` would stand between a stream and the client's disconnect."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        length = dict(scope.get("headers") or []).get(b"content-length", b"0")
+        if scope["type"] == "http" and length.isdigit() and int(length) > self.limit:
+            response = _error(413, f"the request body is over {self.limit:,} bytes (RAGROUTER_API_MAX_BODY_BYTES)")
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def _check_trace_id(trace_id: str) -> None:
+    if not TRACE_ID.fullmatch(trace_id):
+        raise HTTPException(status_code=422, detail=f"'{trace_id}' is not a trace id: 32 hexadecimal digits")
+
+
+async def _until_closed(relay: Relay, stream: AsyncIterator[str]) -> AsyncIterator[str]:
+    """`stream`; when it ends early, because the client went away, the question stops at its next token."""
+    try:
+        async for piece in stream:
+            yield piece
+    finally:
+        relay.cancel()
 
 
 async def _known(chat: Chat, conversation_id: str) -> None:

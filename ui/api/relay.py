@@ -8,6 +8,7 @@ endpoint backend's questions run side by side.
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -18,11 +19,17 @@ from typing import Any
 from engines.trace import Passage, RouteRecord, SpanRecord, Trace
 from engines.tracing.recorder import current_trace_id
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class Step:
     kind: str  # queued, route, stage, passages, begin, token, withdraw, rows, trace (the last one), error (the last one)
     value: Any = None
+
+
+class Cancelled(Exception):
+    """The client went away: the answer stops at its next token, or before it starts when it was waiting."""
 
 
 class Relay:
@@ -31,6 +38,10 @@ class Relay:
     def __init__(self) -> None:
         self.steps: queue.Queue[Step] = queue.Queue()
         self.trace_id: str | None = None  # known from the route on: the stream's id and header
+        self.cancelled = threading.Event()
+
+    def cancel(self) -> None:
+        self.cancelled.set()
 
     def route(self, route: RouteRecord) -> None:
         self.trace_id = current_trace_id()
@@ -47,6 +58,8 @@ class Relay:
         self.steps.put(Step("begin"))
 
     def token(self, delta: str) -> None:
+        if self.cancelled.is_set():  # raised inside the model's token loop, which closes llama.cpp's generator
+            raise Cancelled("the client went away")
         self.steps.put(Step("token", delta))
 
     def withdraw(self, message: str) -> None:
@@ -84,13 +97,18 @@ class ModelTurns:
 
 def answer_on_thread(ask: Callable[[Relay], Trace], turns: ModelTurns) -> Relay:
     """Start answering with `ask` on a thread of its own, in its turn on the model (a `queued` step says how many
-    are ahead when it must wait); the relay ends with a `trace` step, or an `error` step holding the exception."""
+    are ahead when it must wait); the relay ends with a `trace` step, or an `error` step holding the exception.
+    A cancelled relay stops at its next token and gives its turn to the next question."""
     relay = Relay()
 
     def run() -> None:
         try:
             with turns.turn(lambda ahead: relay.steps.put(Step("queued", ahead))):
+                if relay.cancelled.is_set():
+                    raise Cancelled("the client went away while waiting")
                 relay.steps.put(Step("trace", ask(relay)))
+        except Cancelled:
+            log.info("a client went away: its question stopped")
         except Exception as err:  # the stream says so; the server goes on
             relay.steps.put(Step("error", err))
 

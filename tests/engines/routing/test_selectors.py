@@ -87,3 +87,17 @@ def test_chinese_questions_meet_their_own_floor(embed) -> None:
     assert selector.select(WITH_WEB, QueryBundle("2022年世界杯决赛谁赢了？")).scores[2] == 0.99
     english = selector.select(WITH_WEB, QueryBundle("Who won the 2022 World Cup final?"))
     assert english.scores[2] < 0.99
+
+
+def test_a_route_correction_sends_the_question_to_the_right_source_and_leaves_others_alone(embed) -> None:
+    wrong = QueryBundle("How much do our customers spend on travel?")
+    other = QueryBundle("How many vacation days do I get?")
+    selector = ProfileEmbeddingSelector(embed, {}, {"handbook": lambda vector: 0.95}, probe_margin=0.0)
+    before = selector.select(CHOICES, wrong)
+    assert before.ind == 0  # the handbook's probe takes it
+    selector.learn({"shop": [wrong.query_str]}, {"handbook": [wrong.query_str]})
+    after = selector.select(CHOICES, wrong)
+    assert after.ind == 1 and after.scores[0] < before.scores[0]  # the negative took the probe's score away
+    assert selector.select(CHOICES, other).ind == 0
+    selector.learn({}, {})
+    assert selector.select(CHOICES, wrong).scores == before.scores
