@@ -173,6 +173,11 @@ class Settings(BaseSettings):
     # Tuned on dev for the e5 default: 94.0 % routed right without it, 96.3 % at 0.795, 96.9 % with 0.84 for
     # Chinese questions, whose cosines run higher (docs/experiments/router.md). Scores depend on the embedding
     # model: re-tune with `ragrouter eval router --split dev` after changing it.
+    # Question-to-question cosines of e5 run to 0.88 between dev questions of different sources, 1.0 for the same
+    # question: a correction counts for the question corrected and its close rewordings (docs/experiments/feedback.md).
+    feedback_match: float = Field(
+        default=0.92, description="How close a question must be to one a person routed elsewhere for that correction to count."
+    )
     web_floor: float = Field(default=0.795, description="The web's lowest score: a question no local source matches at this cosine goes to the web.")
     web_floor_zh: float = Field(default=0.84, description="The web's floor for Chinese questions.")
     # Tuned on Spider dev (docs/experiments/router.md).

@@ -59,6 +59,7 @@ class RagRouter:
             settings.probe_margin,
             {t.source.name: Floor(settings.web_floor, settings.web_floor_zh) for t in self.tools if t.source.kind == "web"},
             self.schema_linker,
+            settings.feedback_match,
         )
         self.selector = self.embedding_selector if settings.selector == "embedding" else LLMWithFallbackSelector(self.llm, self.embedding_selector)
         self.engine = RouterQueryEngine(selector=self.selector, query_engine_tools=[t.tool for t in self.tools], llm=self.llm)

@@ -76,10 +76,6 @@ def scored(selector: str, choices: Sequence[ToolMetadata], query: QueryBundle, d
     return result
 
 
-def _nearest(vectors: dict[str, np.ndarray], name: str, q: np.ndarray) -> float:
-    return float(np.max(vectors[name] @ q)) if name in vectors else 0.0
-
-
 class ProfileEmbeddingSelector(BaseSelector):
     """Scores a source by the best cosine between the question and the source's profile texts.
 
@@ -88,9 +84,9 @@ class ProfileEmbeddingSelector(BaseSelector):
     where there are SQL sources, re-ranks them by the schema words and stored values the question names. A probe,
     where a source has one, scores the question against the source's own contents (the nearest stored chunk),
     and the source takes the better of the two. A floor, where a source has one, is the score it gets when
-    nothing matches better: the web answers what no local source comes close to. Questions a person routed
-    elsewhere (`learn`) are examples of the right source, scored as its profile is, and negatives of the wrong
-    one: a question nearer such a negative than to the wrong source's nearest chunk gets no probe score there.
+    nothing matches better: the web answers what no local source comes close to. A question a person routed
+    elsewhere (`learn`) counts for questions as close to it as `match` (itself, close rewordings): the right source
+    scores at least that closeness, and the wrong one's probe does not count.
     """
 
     def __init__(
@@ -101,6 +97,7 @@ class ProfileEmbeddingSelector(BaseSelector):
         probe_margin: float = 0.05,
         floors: dict[str, Floor] | None = None,
         linker: SchemaLinker | None = None,
+        match: float = 0.92,
     ) -> None:
         self._embed_model = embed_model
         self._profiles = {name: self._embed(texts) for name, texts in profiles.items()}
@@ -108,13 +105,24 @@ class ProfileEmbeddingSelector(BaseSelector):
         self._probe_margin = probe_margin
         self._floors = floors or {}
         self._linker = linker
+        self._match = match
         self._examples: dict[str, np.ndarray] = {}
         self._negatives: dict[str, np.ndarray] = {}
 
     def learn(self, examples: dict[str, list[str]], negatives: dict[str, list[str]]) -> None:
         """Route by these corrections from now on (all of them: the ones before are replaced)."""
-        self._examples = {name: self._embed(texts) for name, texts in examples.items() if texts}
-        self._negatives = {name: self._embed(texts) for name, texts in negatives.items() if texts}
+        self._examples = {name: self._embed_questions(texts) for name, texts in examples.items() if texts}
+        self._negatives = {name: self._embed_questions(texts) for name, texts in negatives.items() if texts}
+
+    def _embed_questions(self, texts: list[str]) -> np.ndarray:
+        """Embedded as the question they are compared with is: the same question scores 1.0."""
+        vectors = np.asarray([self._embed_model.get_query_embedding(t) for t in texts], dtype=np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    def _matched(self, vectors: dict[str, np.ndarray], name: str, q: np.ndarray) -> float:
+        """The closeness of the nearest corrected question, when it is close enough to count (else 0)."""
+        nearest = float(np.max(vectors[name] @ q)) if name in vectors else 0.0
+        return nearest if nearest >= self._match else 0.0
 
     def with_profile(self, name: str, texts: list[str]) -> ProfileEmbeddingSelector:
         """This selector with one source's profile replaced: what routing would do were it described so."""
@@ -134,9 +142,9 @@ class ProfileEmbeddingSelector(BaseSelector):
     def scores(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> list[float]:
         q = np.asarray(self._embed_model.get_query_embedding(query.query_str), dtype=np.float32)
         q /= np.linalg.norm(q)
-        scores = [max(float(np.max(self._profile(c) @ q)), _nearest(self._examples, c.name, q)) for c in choices]
+        scores = [max(float(np.max(self._profile(c) @ q)), self._matched(self._examples, c.name, q)) for c in choices]
         nearest = {c.name: self._probes[c.name](q.tolist()) for c in choices if c.name in self._probes}
-        nearest = {name: 0.0 if _nearest(self._negatives, name, q) >= cosine else cosine for name, cosine in nearest.items()}
+        nearest = {name: 0.0 if self._matched(self._negatives, name, q) else cosine for name, cosine in nearest.items()}
         # A nearest chunk must beat the profile by the margin: news questions find loosely related chunks in any
         # large collection (tuned on dev questions: 0 -> 73.9 % routed right, 0.05 -> 91.9 %, no probe 83.7 %; docs/experiments/router.md).
         scores = [max(s, nearest[c.name] - self._probe_margin) if c.name in nearest else s for s, c in zip(scores, choices)]
