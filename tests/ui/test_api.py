@@ -70,6 +70,7 @@ def test_the_openai_client_gets_the_answer_its_route_and_the_trace_id(served: tu
     assert answer.id == f"chatcmpl-{trace_id}" and len(trace_id) == 32
     message = answer.choices[0].message
     assert "60" in message.content and message.model_extra["reasoning_content"].startswith("Routed to shop")
+    assert "SQL (1 row): `SELECT" in message.model_extra["reasoning_content"] and "- sql: " in message.model_extra["reasoning_content"]
     assert answer.usage.prompt_tokens > 0 and answer.usage.total_tokens == answer.usage.prompt_tokens + answer.usage.completion_tokens
 
 
@@ -85,6 +86,8 @@ def test_a_stream_sends_each_piece_once_the_route_first_and_the_citations_last(s
     content = [i for i, d in enumerate(deltas) if d.content]
     assert reasoning and content and reasoning[0] < content[0] and "source named by the user" in deltas[reasoning[0]].model_extra["reasoning_content"]
     assert "".join(deltas[i].content for i in content).strip() == "The answer is 7."
+    told = "".join(deltas[i].model_extra["reasoning_content"] for i in reasoning)
+    assert "SQL (1 row): `SELECT" in told and "- sql: " in told  # the query and its stage's time, before the answer
     assert chunks[-1].choices[0].finish_reason == "stop" and "annotations" in (deltas[-1].model_extra or {})
     assert len({c.id for c in chunks}) == 1
 

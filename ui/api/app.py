@@ -34,7 +34,7 @@ from engines.tracing.recorder import watching
 from tools.chat import Chat
 from tools.feedback import FeedbackError, UnknownTraceError, Verdict
 from ui.api.native import AskRequest, events
-from ui.api.openai_chat import ROUTED, ChatRequest, annotations, chunk, completion, reasoning, usage
+from ui.api.openai_chat import ROUTED, ChatRequest, annotations, chunk, completion, route_reasoning, sql_reasoning, stage_reasoning, usage
 from ui.api.relay import ModelTurns, Relay, Step, answer_on_thread
 
 log = logging.getLogger(__name__)
@@ -87,9 +87,10 @@ def create_app(chat: Chat, settings: Settings) -> FastAPI:
         history = body.history()
 
         def ask(relay: Relay) -> Trace:
-            if conversation is not None:
-                return chat.ask(question, conversation, relay, source)
-            return chat.ask_after(question, history, relay, source)
+            with watching(relay.stage):
+                if conversation is not None:
+                    return chat.ask(question, conversation, relay, source)
+                return chat.ask_after(question, history, relay, source)
 
         relay = answer_on_thread(ask, turns)
         first = await _next(relay)
@@ -275,13 +276,18 @@ async def _housekeeping(chat: Chat, body: ChatRequest, turns: ModelTurns) -> JSO
 
 
 async def _chunks(body: ChatRequest, relay: Relay, first: Step) -> AsyncIterator[str]:
-    """The answer as OpenAI chunks: the role, the route as reasoning, each token, then the citations and usage."""
+    """The answer as OpenAI chunks: the role, the route, SQL and stage times as reasoning, each token, then the
+    citations and usage."""
     completion_id = f"chatcmpl-{relay.trace_id}"
     yield _sse(chunk(completion_id, body.model, {"role": "assistant", "content": ""}))
     step, streamed = first, False
     while True:
         if step.kind == "route":
-            yield _sse(chunk(completion_id, body.model, {"reasoning_content": reasoning(step.value)}))
+            yield _sse(chunk(completion_id, body.model, {"reasoning_content": route_reasoning(step.value)}))
+        elif step.kind == "stage" and step.value[0] == "end" and step.value[1].name != "route" and step.value[1].duration_ms >= 1:
+            yield _sse(chunk(completion_id, body.model, {"reasoning_content": stage_reasoning(step.value[1].name, step.value[1].duration_ms)}))
+        elif step.kind == "rows":
+            yield _sse(chunk(completion_id, body.model, {"reasoning_content": sql_reasoning(*step.value)}))
         elif step.kind == "token":
             streamed = True
             yield _sse(chunk(completion_id, body.model, {"content": step.value}))

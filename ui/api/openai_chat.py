@@ -3,7 +3,8 @@
 A request's last user message is the question. Its conversation is the stored one named by `metadata.conversation_id`,
 the `X-OpenWebUI-Chat-Id` header or `user`; without one, the request's earlier messages are the history. The
 answer's citations keep their numbers, and the passages come as `annotations` on the message (the final chunk when
-streaming); the route goes out as `reasoning_content`, which Open WebUI shows folded.
+streaming); the route, the SQL that ran and each stage's time go out as `reasoning_content`, which Open WebUI shows
+folded.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from engines.trace import RouteRecord, Trace
 
 ROUTED = "ragrouter"  # the model that routes; "ragrouter:<source>" asks that source
+SHOWN_ROWS = 10
+NOT_STAGES = {"total", "answer", "first_token", "rows_shown"}  # timings_ms keys that are sums or moments
 
 
 class Message(BaseModel):
@@ -68,10 +71,32 @@ class ChatRequest(BaseModel):
         return self.messages[-1].text().lstrip().startswith("### Task:")
 
 
-def reasoning(route: RouteRecord) -> str:
+def route_reasoning(route: RouteRecord) -> str:
     """The route as a reader follows it: where, by which selector, every score, and why."""
     scores = ", ".join(f"{c.name} {c.score:.3f}" for c in route.candidates)
     return f"Routed to {route.chosen} by the {route.selector} selector" + (f" ({scores})" if scores else "") + f". {route.reason}\n"
+
+
+def stage_reasoning(name: str, ms: float) -> str:
+    return f"- {name}: {ms:,.0f} ms\n"
+
+
+def sql_reasoning(sql: str, columns: list[str], rows: list) -> str:
+    """The query and its first rows as a Markdown table (a client shows text only; the app shows the rows)."""
+    shown = rows[:SHOWN_ROWS]
+    table = ["| " + " | ".join(map(str, columns)) + " |", "|" + "---|" * len(columns)] if columns else []
+    table += ["| " + " | ".join(map(str, row)) + " |" for row in shown]
+    more = f"\n({len(rows) - len(shown)} more rows)" if len(rows) > len(shown) else ""
+    return f"SQL ({len(rows)} row{'s' * (len(rows) != 1)}): `{sql}`\n\n" + "\n".join(table) + more + "\n\n"
+
+
+def reasoning(trace: Trace) -> str:
+    """What a stream tells as it happens, told at once: the route, the SQL that ran, each stage's time."""
+    text = route_reasoning(trace.route) if trace.route else ""
+    if trace.sql:
+        text += sql_reasoning(trace.sql, trace.columns or [], trace.rows)
+    stages = {k: v for k, v in trace.timings_ms.items() if k not in NOT_STAGES and v >= 1}  # a 0 ms condense: nothing before
+    return text + "".join(stage_reasoning(name, ms) for name, ms in stages.items())
 
 
 def annotations(trace: Trace) -> list[dict[str, Any]]:
@@ -90,9 +115,7 @@ def usage(trace: Trace) -> dict[str, int]:
 
 
 def completion(request: ChatRequest, trace: Trace) -> dict[str, Any]:
-    message = {"role": "assistant", "content": trace.answer, "annotations": annotations(trace)}
-    if trace.route is not None:
-        message["reasoning_content"] = reasoning(trace.route)
+    message = {"role": "assistant", "content": trace.answer, "annotations": annotations(trace), "reasoning_content": reasoning(trace)}
     return {
         "id": f"chatcmpl-{trace.trace_id}",
         "object": "chat.completion",
