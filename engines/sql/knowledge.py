@@ -4,7 +4,7 @@ Three kinds of entry in one Milvus collection, told apart by the `type` field: `
 columns, types and foreign keys, and the values of its low-cardinality text columns), `description` (what tables and
 columns mean: synonyms, business terms) and `qsql` (a question with the SQL that answers it). The schema fills
 it at start-up (again only when the schema changed), a knowledge file named in the sources file extends it,
-and so do corrections from the app. Per question, retrieval by embedding picks the tables, descriptions and
+and so does SQL people confirmed or corrected (feedback, origin `feedback`). Per question, retrieval by embedding picks the tables, descriptions and
 examples to show the model, so a large schema does not overflow the prompt.
 """
 
@@ -181,10 +181,6 @@ class SqlKnowledgeBase:
         if new:
             self._add(new)
         return len(new)
-
-    def add_example(self, question: str, sql: str, origin: str = "user") -> None:
-        """Store a question -> SQL example (from the app's "this SQL is right" / "correct it"), with time and origin."""
-        self._add([example_node(question, sql, origin)])
 
     def coverage(self, vector: list[float]) -> float:
         """Cosine of the stored example question or description nearest to a query vector (0 when there is none).

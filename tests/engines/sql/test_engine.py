@@ -11,7 +11,15 @@ from engines.settings import DATA_DIR
 from engines.sources import SqlSource
 from engines.sql.database import GuardedSQLDatabase, open_engine
 from engines.sql.engine import TextToSQLQueryEngine, extract_sql
-from engines.sql.knowledge import Knowledge, KnowledgeFileError, SqlKnowledgeBase, file_entries, open_knowledge_base, schema_entries
+from engines.sql.knowledge import (
+    Knowledge,
+    KnowledgeFileError,
+    SqlKnowledgeBase,
+    example_node,
+    file_entries,
+    open_knowledge_base,
+    schema_entries,
+)
 from engines.sql.prompts import knowledge_block, write_prompt
 from engines.sql.repair import classify_error, closest_names
 from engines.trace import RESULT
@@ -71,15 +79,20 @@ def test_retrieval_groups_tables_descriptions_and_examples(knowledge: SqlKnowled
     assert "SELECT name FROM customers WHERE city = 'Beijing';" in prompt and "SQLite has no EXTRACT" in prompt
 
 
-def test_an_example_added_from_the_app_is_used(knowledge: SqlKnowledgeBase) -> None:
-    knowledge.add_example("Which city has the most customers?", "SELECT city FROM customers GROUP BY city ORDER BY COUNT(*) DESC LIMIT 1")
+def test_an_example_from_feedback_is_used_and_a_corrected_one_replaces_it(knowledge: SqlKnowledgeBase) -> None:
+    question = "Which city has the most customers?"
+    knowledge.sync("feedback", [example_node(question, "SELECT city FROM customers LIMIT 1", "feedback")])
+    knowledge.sync("feedback", [example_node(question, "SELECT city FROM customers GROUP BY city ORDER BY COUNT(*) DESC LIMIT 1", "feedback")])
+    assert [sql for asked, sql in knowledge.retrieve(question).examples if asked == question] == [
+        "SELECT city FROM customers GROUP BY city ORDER BY COUNT(*) DESC LIMIT 1"
+    ]
     assert knowledge.retrieve("Which city has the most customers?").examples[0][1].startswith("SELECT city FROM customers")
 
 
 def test_coverage_follows_examples_and_an_empty_base_covers_nothing(knowledge: SqlKnowledgeBase, database, embed, tmp_path: Path) -> None:
     question = "Which product category has the lowest average price?"
     before = knowledge.coverage(embed.get_query_embedding(question))
-    knowledge.add_example(question, "SELECT category FROM products GROUP BY category ORDER BY AVG(price) LIMIT 1")
+    knowledge.sync("feedback", [example_node(question, "SELECT category FROM products GROUP BY category ORDER BY AVG(price) LIMIT 1", "feedback")])
     assert before < 0.95 < knowledge.coverage(embed.get_query_embedding(question))  # the new example counts at once
     empty = open_knowledge_base("bare", database.engine, None, make_settings(tmp_path), embed)
     assert empty.coverage(embed.get_query_embedding(question)) == 0.0  # tables alone are not coverage
