@@ -13,7 +13,7 @@ from typing import NoReturn
 import typer
 from pydantic import ValidationError
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from engines.conversation.store import ConversationIdError, ConversationStore, ConversationStoreError, check_conversation_id
@@ -41,6 +41,7 @@ USER_ERRORS = (
     ExportError,
 )
 SourcesOption = typer.Option(None, "--sources", help="Sources YAML file (default: data/sources.yaml).")
+LINE_EVERY_S = 60  # an ingest's progress line, when its output is not a terminal
 
 
 def _fail(err: Exception) -> NoReturn:
@@ -68,21 +69,37 @@ def _ingest_all(settings: Settings, sources_file: Path) -> None:
         if isinstance(source, SqlSource):
             open_engine(source)
     embed = settings_embedding(settings)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console) as progress:
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[pace]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    # Off a terminal (a redirected or logged ingest) the bar draws nothing: a line a minute says how far it is.
+    with Progress(*columns, console=console, disable=not console.is_terminal) as progress:
         for source in (s for s in sources if isinstance(s, DocumentsSource)):
-            task = progress.add_task(source.name, total=None)
-            report = ingest_source(
-                source,
-                settings,
-                embed,
-                lambda: build_llm(settings),
-                on_start=lambda total, t=task: progress.update(t, total=total),
-                on_batch=lambda done, t=task: progress.advance(t, done),
-            )
+            task = progress.add_task(source.name, total=None, pace="")
+            report = ingest_source(source, settings, embed, lambda: build_llm(settings), _IngestDisplay(progress, task))
             progress.console.print(f"{source.name}: {report.documents} documents, {report.chunks_added} new chunks")
             for skipped in report.skipped:
                 progress.console.print(f"[yellow]warning:[/] {source.name}: skipped {skipped}")
+
+
+class _IngestDisplay:
+    """An ingest's progress on the bar, with chunks per second and time left; off a terminal, a line a minute."""
+
+    def __init__(self, progress: Progress, task: int) -> None:
+        self.progress, self.task, self.printed = progress, task, -LINE_EVERY_S
+
+    def __call__(self, done) -> None:  # noqa: ANN001 (tools.ingest.IngestProgress, imported when used)
+        pace = f"{done.chunks:,} chunks · {done.chunks_per_s:.1f}/s"
+        self.progress.update(self.task, total=done.total, completed=done.documents, pace=pace)
+        finished = done.documents == done.total
+        if not self.progress.console.is_terminal and (finished or time.monotonic() - self.printed >= LINE_EVERY_S):
+            self.progress.console.print(done.line())
+            self.printed = time.monotonic()
 
 
 @app.command()

@@ -14,6 +14,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.ingestion import DocstoreStrategy, IngestionPipeline
 from llama_index.core.node_parser import SentenceSplitter
 from llama_index.core.storage.docstore import SimpleDocumentStore
+from llama_index.vector_stores.milvus import MilvusVectorStore
 
 from engines.documents.metadata.attach import attach_metadata
 from engines.documents.metadata.fields import Catalog
@@ -141,9 +142,10 @@ def ingest_documents(
     settings: Settings,
     embed_model: BaseEmbedding,
     documents: list[Document],
-    on_batch: Callable[[int], None] = lambda done: None,
+    on_batch: Callable[[int, int], None] = lambda documents, chunks: None,
 ) -> int:
-    """Upsert documents: unchanged ones (same id and hash) add nothing; changed ones replace their old chunks."""
+    """Upsert documents: unchanged ones (same id and hash) add nothing; changed ones replace their old chunks.
+    `on_batch` hears each batch's documents and the chunks it added."""
     store = open_vector_store(settings, source.name, embedding_dim(embed_model))
     forget_probe_copy(settings.state_dir, source.name)
     path = docstore_path(settings, source.name)
@@ -158,12 +160,22 @@ def ingest_documents(
     added = 0
     for start in range(0, len(documents), INGEST_BATCH):
         batch = documents[start : start + INGEST_BATCH]
-        added += len(pipeline.run(documents=batch, show_progress=False))
+        _forget_unfinished(store, docstore, batch)
+        chunks = len(pipeline.run(documents=batch, show_progress=False))
+        added += chunks
         # Persist per batch, atomically, so an interrupted ingest resumes without duplicating chunks.
         docstore.persist(str(path.with_suffix(".tmp")))
         path.with_suffix(".tmp").replace(path)
-        on_batch(len(batch))
+        on_batch(len(batch), chunks)
     return added
+
+
+def _forget_unfinished(store: MilvusVectorStore, docstore: SimpleDocumentStore, batch: list[Document]) -> None:
+    """Delete the chunks of the batch's documents that the docstore does not know: what an ingest killed between
+    writing a batch's vectors and persisting the docstore left behind, which would otherwise be stored twice."""
+    unknown = [d.doc_id for d in batch if docstore.get_document_hash(d.doc_id) is None]
+    if unknown:
+        store.delete(unknown)
 
 
 def open_index(source: DocumentsSource, settings: Settings, embed_model: BaseEmbedding) -> VectorStoreIndex:

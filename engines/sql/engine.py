@@ -24,7 +24,8 @@ from engines.sql.database import GuardedSQLDatabase
 from engines.sql.fixes import fix_columns, postgres_names
 from engines.sql.guard import SQLRefused
 from engines.sql.knowledge import Knowledge, SqlKnowledgeBase
-from engines.sql.prompts import ANSWER_FROM_ROWS, SINGLE_VALUE, SQL_PREFIX, previous_block, repair_prompt, write_prompt
+from engines.sql.prompts import ANSWER_FROM_ROWS, SQL_PREFIX, previous_block, repair_prompt, write_prompt
+from engines.sql.readout import read_out
 from engines.sql.repair import Failure, classify_error, classify_refusal, repair_hint
 from engines.sql.schema import Schema, read_schema
 from engines.sql.shapes import reshape
@@ -243,8 +244,8 @@ class TextToSQLQueryEngine(CustomQueryEngine):
     def _answer(self, question: str, metadata: dict, last: SqlAttempt) -> str:
         if last.error:  # no rows to answer from: say so plainly rather than let the model guess
             return (NO_RESULT_ZH if answer_in_chinese(question) else NO_RESULT_EN).format(error=last.error)
-        rows = metadata["result"]
-        if len(rows) == 1 and len(rows[0]) == 1:
-            return whole_answer(SINGLE_VALUE["zh" if answer_in_chinese(question) else "en"].format(value=rows[0][0]))
+        said = read_out(metadata["result"], metadata.get("col_keys") or [], "zh" if answer_in_chinese(question) else "en")
+        if said is not None:  # a small result said exactly, without the model
+            return whole_answer(said)
         prompt = ANSWER_FROM_ROWS.format(query_str=question, sql_query=metadata["sql_query"], context_str=str(metadata["result"][:20]))
         return complete_answer(self.llm, prompt).strip()

@@ -54,11 +54,6 @@ ANSWER_WORDS = {
 ANSWER_FROM_ROWS = in_question_language("{instructions}\n{question}{query_str}\nSQL: {sql_query}\n{result}{context_str}\n{answer}", ANSWER_WORDS)
 
 
-# A result of one value says everything: it is the answer, written without the model (one call and about a second
-# saved per such question; on the demo's six SQL questions the model itself wrote no more than the value).
-SINGLE_VALUE = {"en": "The answer is {value}.", "zh": "答案是{value}。"}
-
-
 def dialect_name(dialect: str) -> str:
     return DIALECT_NAMES.get(dialect, dialect)
 

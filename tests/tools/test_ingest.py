@@ -62,3 +62,36 @@ def test_missing_description_is_generated_once_and_cached(tmp_path: Path, folder
     description = DescriptionCache(settings.state_dir / "descriptions.json").get("notes")["description"]
     assert description.strip()
     ingest_source(source, settings, embed, _no_llm)  # unchanged contents: the cached description is reused
+
+
+def test_progress_is_heard_after_every_batch(tmp_path: Path, folder: Path, embed, monkeypatch) -> None:
+    import engines.documents.store
+
+    monkeypatch.setattr(engines.documents.store, "INGEST_BATCH", 1)
+    heard = []
+    source = DocumentsSource(name="notes", kind="documents", path=folder, description="HR notes")
+    ingest_source(source, make_settings(tmp_path / "state"), embed, _no_llm, lambda p: heard.append((p.documents, p.chunks, p.total)))
+    assert heard == [(0, 0, 2), (1, 1, 2), (2, 2, 2)]
+
+
+def test_an_ingest_killed_between_writing_vectors_and_its_docstore_resumes_with_no_document_twice(
+    tmp_path: Path, folder: Path, embed, monkeypatch
+) -> None:
+    from llama_index.core.storage.docstore import SimpleDocumentStore
+
+    import engines.documents.store
+
+    settings = make_settings(tmp_path / "state")
+    source = DocumentsSource(name="notes", kind="documents", path=folder, description="HR notes")
+    with monkeypatch.context() as killed:
+        killed.setattr(engines.documents.store, "INGEST_BATCH", 1)
+
+        def die(self, *args, **kwargs) -> None:
+            raise KeyboardInterrupt  # the first document's vectors are in Milvus; the docstore never heard of them
+
+        killed.setattr(SimpleDocumentStore, "persist", die)
+        with pytest.raises(KeyboardInterrupt):
+            ingest_source(source, settings, embed, _no_llm)
+    assert _count(settings, "notes") == 1
+    assert ingest_source(source, settings, embed, _no_llm).chunks_added == 2
+    assert _count(settings, "notes") == 2  # the half-written document was written again, not beside itself

@@ -195,3 +195,15 @@ def test_chat_answers_a_follow_up_and_leaves_on_end_of_input(cli_env: dict, tmp_
     assert result.returncode == 0, result.stderr
     assert "asked as:" in result.stderr and result.stderr.count("routed to shop") == 2
     assert "2. What about Beijing?" in result.stderr and "A new conversation starts" in result.stderr
+
+
+def test_an_ingest_whose_output_is_not_a_terminal_prints_how_far_it_is(cli_env: dict, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n in range(3):
+        (docs / f"note{n}.md").write_text(f"# Note {n}\nEmployees get {20 + n} days of leave.\n", encoding="utf-8")
+    sources = _sources(tmp_path, f"  - {{name: notes, kind: documents, path: '{docs}', description: 'HR notes'}}\n")
+    result = run(cli_env, "ingest", "--sources", sources)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("notes: ") and " of 3 documents" in line]
+    assert lines[0].startswith("notes: 0 of 3 documents") and lines[-1].startswith("notes: 3 of 3 documents, 3 chunks (")

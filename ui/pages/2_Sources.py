@@ -11,7 +11,7 @@ from engines.documents.store import FILE_TYPES, docstore_path
 from engines.milvus import StoreLockedError
 from engines.settings import Settings
 from engines.sources import DocumentsSource, Source, SourcesError, SqlSource, load_sources
-from tools.ingest import ingest_source
+from tools.ingest import IngestProgress, ingest_source
 from tools.source_edits import SourceEditError, set_description
 from tools.uploads import SQLITE_TYPES, UploadError, upload_documents, upload_sqlite
 from ui.cli import USER_ERRORS
@@ -52,17 +52,12 @@ def ingest_with_progress(source: DocumentsSource, settings: Settings) -> str:
     """Ingest the source with a progress bar; the model and embeddings are the chat page's (one per process)."""
     llm, embed, lock = load_models()
     bar = st.progress(0.0, text=f"Waiting for the model to read {source.name}…")
-    progress = {"total": 1, "done": 0}
 
-    def start(total: int) -> None:
-        progress["total"] = total
-
-    def advance(batch: int) -> None:
-        progress["done"] += batch
-        bar.progress(min(progress["done"] / progress["total"], 1.0), text=f"Embedded {progress['done']} of {progress['total']} documents")
+    def show(progress: IngestProgress) -> None:
+        bar.progress(min(progress.documents / max(progress.total, 1), 1.0), text=progress.line())
 
     with lock:  # a question being answered on the chat page uses the same embeddings
-        report = ingest_source(source, settings, embed, lambda: llm, on_start=start, on_batch=advance)
+        report = ingest_source(source, settings, embed, lambda: llm, show)
     bar.progress(1.0, text="Done")
     return f"{report.documents} documents read, {report.chunks_added} chunks added"
 
