@@ -30,7 +30,7 @@ def states_every_value(sentence: str, rows: list[tuple]) -> bool:
     text = sentence.lower().replace(",", "")
     for row in rows:
         for value in row:
-            forms = {value_text(value).lower()}
+            forms = {value_text(value).lower().replace(",", ""), str(value).lower().replace(",", "")}
             if isinstance(value, float):
                 forms |= {str(round(value)), f"{value:.2f}", f"{value:.1f}"}
             if not any(re.search(rf"(?<![\d.]){re.escape(f)}(?![\d])", text) if f[:1].isdigit() else f in text for f in forms):

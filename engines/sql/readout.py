@@ -21,8 +21,8 @@ WORDS = {
 
 
 def value_text(value: Any) -> str:
-    if isinstance(value, float):  # an average's 10.428571428571429 reads as 10.4286
-        return str(round(value, 4))
+    if isinstance(value, float):  # an average's 10.428571428571429 reads as 10.4286, a REAL column's 42.0 as 42
+        return str(int(value)) if value.is_integer() else str(round(value, 4))
     return "NULL" if value is None else str(value)
 
 

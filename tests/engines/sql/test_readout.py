@@ -20,6 +20,7 @@ from engines.sql.readout import MAX_LISTED, read_out
         ),
         ([("Li Na", "Beijing", 35)], ["name", "city", "age"], "en", "The answer: name: Li Na; city: Beijing; age: 35."),
         ([(None,)], ["email"], "en", "The answer is NULL."),
+        ([(596462.0,), (476090.5,)], ["earnings"], "en", "The answer: 596462, 476090.5."),
     ],
 )
 def test_a_small_result_is_read_out_exactly(rows, columns, language: str, said: str) -> None:
