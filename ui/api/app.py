@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from engines.conversation.store import ConversationIdError, ConversationStoreError, check_conversation_id
-from engines.feedback.store import Feedback
+from engines.feedback.store import Aspect, Feedback
 from engines.routing.router import QuestionError, check_question
 from engines.settings import Settings
 from engines.sources import SourcesError
@@ -186,7 +186,7 @@ class Rename(BaseModel):
 
 class FeedbackRequest(BaseModel):
     trace_id: str = Field(description="The answer's trace id (`X-Ragrouter-Trace-Id`, the native stream's `meta`).")
-    aspect: Literal["answer", "route", "sql", "citation"] = "answer"
+    aspect: Aspect = "answer"
     rating: Literal["up", "down"] | None = Field(default=None, description="null (with no correction or comment) takes feedback back.")
     correction: str | None = Field(default=None, max_length=20_000, description="route: the source that should have answered; sql: the right SQL.")
     comment: str | None = Field(default=None, max_length=2_000)

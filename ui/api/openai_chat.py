@@ -15,10 +15,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from engines.trace import RouteRecord, Trace
+from engines.tracing.recorder import is_stage
 
 ROUTED = "ragrouter"  # the model that routes; "ragrouter:<source>" asks that source
 SHOWN_ROWS = 10
-NOT_STAGES = {"total", "answer", "first_token", "rows_shown"}  # timings_ms keys that are sums or moments
 
 
 class Message(BaseModel):
@@ -95,7 +95,7 @@ def reasoning(trace: Trace) -> str:
     text = route_reasoning(trace.route) if trace.route else ""
     if trace.sql:
         text += sql_reasoning(trace.sql, trace.columns or [], trace.rows)
-    stages = {k: v for k, v in trace.timings_ms.items() if k not in NOT_STAGES and v >= 1}  # a 0 ms condense: nothing before
+    stages = {k: v for k, v in trace.timings_ms.items() if is_stage(k) and v >= 1}  # a 0 ms condense: nothing before
     return text + "".join(stage_reasoning(name, ms) for name, ms in stages.items())
 
 
