@@ -54,3 +54,9 @@ def in_question_language(template: str, words: dict[str, dict[str, str]]) -> Pro
 
 CITATION_QA = in_question_language("{instructions}\n\n{context_str}\n\n{question}{query_str}\n{answer}", WORDS)
 CITATION_REFINE = in_question_language("{existing}{existing_answer}\n\n{more}\n{context_msg}\n\n{refine}\n{question}{query_str}\n{answer}", WORDS)
+
+
+def fixed_parts(variable: str) -> list[str]:
+    """The answer prompt in each language with `variable` where its sources begin: what comes before is the same
+    for every question in that language (the model keeps it evaluated: engines/models/prompt_states.py)."""
+    return [CITATION_QA.format(context_str=variable, query_str=question) for question in ("What?", "什么？")]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import jieba
 
 from engines.answers.declines import declines
-from engines.crag.grader import RetrievalGrader, graded_text
+from engines.crag.grader import RetrievalGrader
 from engines.language import split_sentences
 
 CITATION = re.compile(r"\[\d+\]|Source \d+:?")
@@ -58,10 +58,10 @@ def evidence(question: str, answer: str, passages: list[str]) -> str:
     return sentences[best] if best is not None and weights[best] else ""
 
 
-def _passage_grade(sentence: str, graded: dict[str, float]) -> float | None:
+def _passage_grade(sentence: str, graded: dict[str, float], grader: RetrievalGrader) -> float | None:
     """The best grade among `graded` passages whose graded part (what the grader read) holds the sentence."""
     text = " ".join(sentence.split())
-    return max((p for passage, p in graded.items() if text in graded_text(passage)), default=None)
+    return max((p for passage, p in graded.items() if text in grader.graded_text(passage)), default=None)
 
 
 def verify(
@@ -85,7 +85,7 @@ def verify(
     sentence = evidence(question, answer, passages)
     if not sentence:
         return Check("HALLUCINATION")
-    prior = _passage_grade(sentence, graded or {})
+    prior = _passage_grade(sentence, graded or {}, grader)
     if prior is not None and prior >= supported:
         return Check("GOOD", sentence, prior, "passage")
     probability = grader.remembered(question, sentence, asked if asked is not None else {})

@@ -57,9 +57,25 @@ class Grade:
         return keep
 
 
-def graded_text(passage: str) -> str:
-    """The part of a passage the grader reads: whitespace collapsed, the first PASSAGE_CHARS characters."""
-    return " ".join(passage.split())[:PASSAGE_CHARS]
+def estimated_tokens(text: str) -> float:
+    """About what a BPE vocabulary such as Qwen's spends on `text`: one token per CJK character, one per four other
+    characters. An estimate because the grader may call an endpoint whose tokenizer it cannot reach."""
+    cjk = sum(1 for c in text if "\u3400" <= c <= "\u9fff")
+    return cjk + (len(text) - cjk) / 4
+
+
+def graded_text(passage: str, tokens: int | None = None) -> str:
+    """The part of a passage the grader reads: whitespace collapsed, the first PASSAGE_CHARS characters, and at
+    most about `tokens` tokens of them when given."""
+    text = " ".join(passage.split())[:PASSAGE_CHARS]
+    if tokens is None or estimated_tokens(text) <= tokens:
+        return text
+    spent = 0.0
+    for end, c in enumerate(text):
+        spent += 1 if "\u3400" <= c <= "\u9fff" else 0.25
+        if spent > tokens:
+            return text[:end]
+    return text
 
 
 def _logit(p: float) -> float:
@@ -94,9 +110,26 @@ def _yes_probability(reply: str, logprobs: list | None) -> float:
     return 1.0 if word.startswith("yes") or word.startswith("是") else 0.0
 
 
+def grade_messages(question: str, text: str) -> list[ChatMessage]:
+    """The grader's prompt. The question comes before the passage so consecutive calls share the prompt up to it
+    (llama.cpp reuses it); the instructions before it are the same for every call (pinned: engines/crag/workflow.py)."""
+    return [
+        ChatMessage(role="system", content=GRADE_SYSTEM),
+        ChatMessage(role="user", content=f"Question: {question}\nPassage: {text}\nDoes the passage state the answer? yes or no"),
+    ]
+
+
 class RetrievalGrader:
-    def __init__(self, llm: LLM, embed_model: BaseEmbedding | None = None, cosine_weight: float = 0.0, cosine_center: float = 0.0) -> None:
+    def __init__(
+        self,
+        llm: LLM,
+        embed_model: BaseEmbedding | None = None,
+        cosine_weight: float = 0.0,
+        cosine_center: float = 0.0,
+        passage_tokens: int | None = None,
+    ) -> None:
         self._llm = llm
+        self.passage_tokens = passage_tokens
         self._embed = embed_model if cosine_weight else None
         self._weight, self._center = cosine_weight, cosine_center
         self._queries: dict[str, list[float]] = {}  # the question's embedding, asked for once per question
@@ -112,8 +145,12 @@ class RetrievalGrader:
             return probability
         if question not in self._queries:
             self._queries[question] = self._embed.get_query_embedding(question)
-        cosine = similarity(self._queries[question], self._embed.get_text_embedding(graded_text(passage)))
+        cosine = similarity(self._queries[question], self._embed.get_text_embedding(self.graded_text(passage)))
         return with_cosine(probability, cosine, self._weight, self._center)
+
+    def graded_text(self, passage: str) -> str:
+        """What this grader reads of a passage."""
+        return graded_text(passage, self.passage_tokens)
 
     def remembered(self, question: str, passage: str, known: dict[str, float], ask: Callable[[str, str], float] | None = None) -> float:
         """`ask` (by default `probability`), taken from `known` (text -> probability, for this question) when it is
@@ -123,12 +160,7 @@ class RetrievalGrader:
         return known[passage]
 
     def _raw_probability(self, question: str, passage: str) -> float:
-        # The question comes before the passage so consecutive calls share the prompt up to it (llama.cpp reuses it).
-        text = graded_text(passage)
-        messages = [
-            ChatMessage(role="system", content=GRADE_SYSTEM),
-            ChatMessage(role="user", content=f"Question: {question}\nPassage: {text}\nDoes the passage state the answer? yes or no"),
-        ]
+        messages = grade_messages(question, self.graded_text(passage))
         response = self._llm.chat(messages, logprobs=True, top_logprobs=ALTERNATIVES, max_tokens=2, stop=["\n"])
         return _yes_probability(response.message.content or "", response.logprobs)
 

@@ -61,4 +61,12 @@ def multi_query(question: str, llm: LLM) -> list[QueryBundle]:
     return [QueryBundle(question)] + [QueryBundle(q) for q in sub_questions(question, llm)]
 
 
+def fixed_parts(variable: str) -> list[str]:
+    """Each rewrite prompt with `variable` where its question begins: what comes before is the same for every
+    question in that language."""
+    prompts = [STEP_BACK[lang].format(question=variable) for lang in STEP_BACK]
+    prompts += [SUB_QUESTIONS[lang].format(count=2, question=variable) for lang in SUB_QUESTIONS]
+    return [*prompts, HYDE_PROMPT.format(context_str=variable)]
+
+
 REWRITES = {"hyde": hyde, "multi_query": multi_query, "step_back": step_back}

@@ -32,11 +32,12 @@ from engines.answers.declines import declines, nothing_found
 from engines.answers.output_guard import OutputGuard
 from engines.answers.passages import with_passages
 from engines.crag.answer_check import verify
-from engines.crag.grader import RetrievalGrader
-from engines.crag.rewrites import REWRITES
+from engines.crag.grader import RetrievalGrader, grade_messages
+from engines.crag.rewrites import REWRITES, fixed_parts
 from engines.documents.fusion import fusing
 from engines.documents.scope.filter import out_of_scope
 from engines.language import answer_in_chinese, is_short
+from engines.models.llm import VARIABLE, pin_fixed_prefixes
 from engines.settings import Settings
 from engines.trace import CragRecord
 from engines.web import WebSearchUnavailable, search_web
@@ -133,6 +134,8 @@ class CorrectiveRAG(Workflow):
         self._engine = answer_engine
         self._llm = llm
         self._grader = RetrievalGrader(llm, embed_model, settings.crag_grade_cosine_weight, settings.crag_grade_cosine_center)
+        # The grader's instructions (also the answer check's) and the rewrites' are read once, not per call.
+        pin_fixed_prefixes(llm, [grade_messages(VARIABLE, ""), *fixed_parts(VARIABLE)])
         self._settings = settings
         self._guard = guard
 

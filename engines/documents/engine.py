@@ -11,12 +11,13 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from engines.answers.citations import AnswerEngine
-from engines.answers.prompts import CITATION_QA, CITATION_REFINE
+from engines.answers.prompts import CITATION_QA, CITATION_REFINE, fixed_parts
 from engines.documents.compression import SafeSentenceOptimizer
 from engines.documents.llm_compression import LLMExtract, LLMFilter
 from engines.documents.llm_rerank import SafeLLMRerank
 from engines.documents.scope.filter import ScopeFilter
 from engines.documents.structured_rewrite import StructuredRewriteRetriever
+from engines.models.llm import VARIABLE, pin_fixed_prefixes
 from engines.settings import Settings
 
 STAMPS = ("retrieved_rank", "retrieved_chars", "retrieved_text")
@@ -68,6 +69,7 @@ def build_answer_engine(
     index: BaseIndex, retriever: BaseRetriever, settings: Settings, llm: LLM, embed_model: BaseEmbedding, rerank: bool
 ) -> AnswerEngine:
     """Whatever the retriever finds -> (rerank) -> compress -> an answer that cites its numbered sources."""
+    pin_fixed_prefixes(llm, fixed_parts(VARIABLE))
     return AnswerEngine.from_args(
         index,
         llm=llm,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -35,6 +35,9 @@ dispatcher = get_dispatcher(__name__)
 
 
 ASSISTANT_START = "<|im_start|>assistant\n"
+# Marks where a prompt's variable part begins, in the prompts given to `pin_fixed_prefixes` (a private-use character:
+# no prompt holds it).
+VARIABLE = "\ue000"
 
 
 def _turn(role: str, content: str) -> str:
@@ -124,9 +127,21 @@ def _local_llm(settings: Settings) -> LLM:
         drop their keyword arguments, and chat() drops the log-probabilities."""
 
         _states: PromptStates | None = PrivateAttr(default=None)
+        _pins: list[list[int]] = PrivateAttr(default_factory=list)
 
         def keep_prompt_states(self, capacity_bytes: int, folder: Path | None = None) -> None:
             self._states = PromptStates(self._model, capacity_bytes, folder) if capacity_bytes > 0 else None
+            for tokens in self._pins if self._states is not None else []:
+                self._states.pin(tokens)
+
+        def pin_prefix(self, prefix: str) -> None:
+            """Keep the evaluation of `prefix` (formatted as the model reads it) once a prompt has begun with it."""
+            tokens = self._model.tokenize(prefix.encode("utf-8"), special=True)  # as a prompt is
+            if tokens in self._pins:
+                return
+            self._pins.append(tokens)
+            if self._states is not None:
+                self._states.pin(tokens)
 
         @contextmanager
         def prompt_states_set_aside(self) -> Iterator[None]:
@@ -142,7 +157,10 @@ def _local_llm(settings: Settings) -> LLM:
             tokens = self._model.tokenize(prompt.encode("utf-8"), special=True)
             if self._states is not None:
                 self._states.prepare(tokens)
-            return _Meter(self._model, tokens)
+            meter = _Meter(self._model, tokens)
+            if self._states is not None:  # a pinned prefix read now is read in this call: metered as its prompt
+                self._states.pin_prefix_of(tokens)
+            return meter
 
         @dispatcher.span  # the stock methods open no span: without one, no span is the model call's (recorder, OpenInference)
         @llm_completion_callback()
@@ -209,6 +227,18 @@ def _local_llm(settings: Settings) -> LLM:
     )
     llm.keep_prompt_states(settings.prompt_states_mb << 20, prompt_states_folder(settings))
     return llm
+
+
+def pin_fixed_prefixes(llm: LLM, prompts: Iterable[str | Sequence[ChatMessage]]) -> None:
+    """Pin each prompt's text before `VARIABLE`, formatted as the model reads it (a completion prompt, or chat
+    messages), so the local model evaluates it once however many prompts come between; an endpoint's server keeps
+    shared prefixes itself (vLLM's prefix caching, llama.cpp's slots), so there it does nothing."""
+    pin = getattr(llm, "pin_prefix", None)
+    if pin is None:
+        return
+    for prompt in prompts:
+        text = llm.completion_to_prompt(prompt) if isinstance(prompt, str) else llm.messages_to_prompt(prompt)
+        pin(text[: text.index(VARIABLE)])
 
 
 def complete_with_prefix(llm: LLM, prompt: str, prefix: str, stop: list[str], temperature: float = 0.0, seed: int = 0) -> str:
