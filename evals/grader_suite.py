@@ -5,7 +5,8 @@ RGB dev questions (Chinese and English, `--per-language` of each, the same sampl
 negative passages each, graded as Corrective RAG grades them (`RetrievalGrader.passage_probability`, with the e5
 cosine for Chinese). Reports AUC (positive against negative), Brier score, expected calibration error over five
 bins, share of positives / negatives at 0.7 or more (the high band's bar), and the model's prompt tokens evaluated
-and time per call. `--passage-tokens N` caps what the grader reads of a passage at about N tokens.
+and time per call. `--passage-tokens N` caps what the grader reads of a passage at about N tokens (0: no cap, the
+first 600 characters only; default: the product's cap).
 `python -m evals.grader_suite [--per-language 25] [--passage-tokens N] [--out name]`.
 """
 
@@ -18,7 +19,7 @@ import statistics
 
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
-from engines.crag.grader import RetrievalGrader
+from engines.crag.grader import PASSAGE_TOKENS, RetrievalGrader
 from engines.models.embeddings import build_embedding
 from engines.models.llm import build_llm
 from engines.settings import Settings
@@ -57,7 +58,7 @@ def summary(records: list[dict]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-language", type=int, default=25)
-    parser.add_argument("--passage-tokens", type=int, default=None)
+    parser.add_argument("--passage-tokens", type=int, default=PASSAGE_TOKENS)
     parser.add_argument("--out", default=None, help="report name under the reports folder (grader-dev-<out>.json)")
     args = parser.parse_args()
     settings = Settings()
@@ -66,7 +67,7 @@ def main() -> None:
         build_embedding(settings.embed_model),
         settings.crag_grade_cosine_weight,
         settings.crag_grade_cosine_center,
-        passage_tokens=args.passage_tokens,
+        passage_tokens=args.passage_tokens or None,
     )
     rng = random.Random(0)
     records = []
@@ -81,7 +82,7 @@ def main() -> None:
                     evaluated, ms = call.prompt_tokens_evaluated, call.prompt_ms + call.generate_ms
                     records.append({"language": language, "positive": int(kind == "positive"), "p": p, "evaluated": evaluated, "ms": ms})
     report = {
-        "passage_tokens": args.passage_tokens,
+        "passage_tokens": args.passage_tokens or None,
         "all": summary(records),
         **{lang: summary([r for r in records if r["language"] == lang]) for lang in ("zh", "en")},
     }

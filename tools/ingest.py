@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from llama_index.core import Document
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 
@@ -18,16 +19,20 @@ from tools.descriptions import DescriptionCache, cache_documents_profile
 
 @dataclass
 class IngestProgress:
-    """How far an ingest of one source is: documents done of the total, chunks embedded, and at what pace."""
+    """How far an ingest of one source is: documents and their characters done of the total, chunks embedded, and
+    at what pace."""
 
     source: str
     total: int = 0
+    total_characters: int = 0
     documents: int = 0
+    characters: int = 0
     chunks: int = 0
     started: float = field(default_factory=time.monotonic)
 
-    def advance(self, documents: int, chunks: int) -> None:
-        self.documents += documents
+    def advance(self, documents: list[Document], chunks: int) -> None:
+        self.documents += len(documents)
+        self.characters += sum(len(d.text) for d in documents)
         self.chunks += chunks
 
     @property
@@ -36,10 +41,11 @@ class IngestProgress:
 
     @property
     def left_s(self) -> float | None:
-        """Time left at the pace so far (None before the first batch)."""
-        if not self.documents:
+        """Time left at the pace so far, by characters: a long document takes longer than a short one (None before
+        the first batch)."""
+        if not self.characters:
             return None
-        return (self.total - self.documents) * (time.monotonic() - self.started) / self.documents
+        return (self.total_characters - self.characters) * (time.monotonic() - self.started) / self.characters
 
     def line(self) -> str:
         left = f", about {_duration(self.left_s)} left" if self.left_s is not None else ""
@@ -64,11 +70,11 @@ def ingest_source(
     if not documents:
         report.skipped.append("no readable documents: nothing was changed")
         return report
-    progress = IngestProgress(source.name, total=len(documents))
+    progress = IngestProgress(source.name, total=len(documents), total_characters=sum(len(d.text) for d in documents))
     on_progress(progress)
 
-    def batch_done(documents: int, chunks: int) -> None:
-        progress.advance(documents, chunks)
+    def batch_done(batch: list[Document], chunks: int) -> None:
+        progress.advance(batch, chunks)
         on_progress(progress)
 
     report.chunks_added = ingest_documents(source, settings, embed, documents, batch_done)

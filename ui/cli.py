@@ -13,7 +13,7 @@ from typing import NoReturn
 import typer
 from pydantic import ValidationError
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from engines.conversation.store import ConversationIdError, ConversationStore, ConversationStoreError, check_conversation_id
@@ -72,7 +72,6 @@ def _ingest_all(settings: Settings, sources_file: Path) -> None:
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
-        MofNCompleteColumn(),
         TextColumn("{task.fields[pace]}"),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
@@ -94,8 +93,9 @@ class _IngestDisplay:
         self.progress, self.task, self.printed = progress, task, -LINE_EVERY_S
 
     def __call__(self, done) -> None:  # noqa: ANN001 (tools.ingest.IngestProgress, imported when used)
-        pace = f"{done.chunks:,} chunks · {done.chunks_per_s:.1f}/s"
-        self.progress.update(self.task, total=done.total, completed=done.documents, pace=pace)
+        pace = f"{done.documents:,}/{done.total:,} documents · {done.chunks:,} chunks · {done.chunks_per_s:.1f}/s"
+        # Measured in characters, so the time left weighs a long document as what it is.
+        self.progress.update(self.task, total=done.total_characters, completed=done.characters, pace=pace)
         finished = done.documents == done.total
         if not self.progress.console.is_terminal and (finished or time.monotonic() - self.printed >= LINE_EVERY_S):
             self.progress.console.print(done.line())

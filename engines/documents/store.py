@@ -142,7 +142,7 @@ def ingest_documents(
     settings: Settings,
     embed_model: BaseEmbedding,
     documents: list[Document],
-    on_batch: Callable[[int, int], None] = lambda documents, chunks: None,
+    on_batch: Callable[[list[Document], int], None] = lambda batch, chunks: None,
 ) -> int:
     """Upsert documents: unchanged ones (same id and hash) add nothing; changed ones replace their old chunks.
     `on_batch` hears each batch's documents and the chunks it added."""
@@ -166,7 +166,7 @@ def ingest_documents(
         # Persist per batch, atomically, so an interrupted ingest resumes without duplicating chunks.
         docstore.persist(str(path.with_suffix(".tmp")))
         path.with_suffix(".tmp").replace(path)
-        on_batch(len(batch), chunks)
+        on_batch(batch, chunks)
     return added
 
 

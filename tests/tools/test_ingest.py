@@ -5,7 +5,7 @@ import pytest
 from engines.milvus import collection_name, open_vector_store
 from engines.sources import DocumentsSource
 from tests.conftest import make_settings
-from tools.ingest import ingest_source
+from tools.ingest import IngestProgress, ingest_source
 
 
 def _count(settings, name: str) -> int:
@@ -72,6 +72,16 @@ def test_progress_is_heard_after_every_batch(tmp_path: Path, folder: Path, embed
     source = DocumentsSource(name="notes", kind="documents", path=folder, description="HR notes")
     ingest_source(source, make_settings(tmp_path / "state"), embed, _no_llm, lambda p: heard.append((p.documents, p.chunks, p.total)))
     assert heard == [(0, 0, 2), (1, 1, 2), (2, 2, 2)]
+
+
+def test_time_left_weighs_documents_by_their_length() -> None:
+    from llama_index.core import Document
+
+    progress = IngestProgress("notes", total=2, total_characters=1_000)
+    progress.started -= 10  # ten seconds in
+    progress.advance([Document(text="x" * 100)], chunks=1)
+    # One document of two done, but a tenth of the text: nine times the time so far is left, not once.
+    assert 85 < progress.left_s < 95
 
 
 def test_an_ingest_killed_between_writing_vectors_and_its_docstore_resumes_with_no_document_twice(

@@ -54,7 +54,7 @@ def ingest_with_progress(source: DocumentsSource, settings: Settings) -> str:
     bar = st.progress(0.0, text=f"Waiting for the model to read {source.name}…")
 
     def show(progress: IngestProgress) -> None:
-        bar.progress(min(progress.documents / max(progress.total, 1), 1.0), text=progress.line())
+        bar.progress(min(progress.characters / max(progress.total_characters, 1), 1.0), text=progress.line())
 
     with lock:  # a question being answered on the chat page uses the same embeddings
         report = ingest_source(source, settings, embed, lambda: llm, show)
