@@ -34,6 +34,7 @@ def _sql_prompt(router: Any, source: str, question: str) -> tuple[str, list[str]
 
 def _answer_prompt(router: Any, source: str, question: str) -> tuple[str, list[str]]:
     engine = router.tool(source).tool.query_engine
+    engine = getattr(engine, "retrieval", engine)  # the answer engine behind the metadata questions' engine
     nodes = engine.retrieve(QueryBundle(question))
     context = "\n\n".join(f"Source {i}:\n{n.node.get_content()}" for i, n in enumerate(nodes, 1))
     return chatml_completion(CITATION_QA.format(context_str=context, query_str=question)), STOP
