@@ -33,9 +33,17 @@ class TorchE5:
 
     def __init__(self, weights: E5Weights, bf16: bool | None = None) -> None:
         self.w = weights
-        self.t = {name: torch.from_numpy(np.array(value)) for name, value in weights.tensors.items()}
-        self.layers = [{name.split(".", 1)[1]: v for name, v in self.t.items() if name.startswith(f"l{n}.")} for n in range(weights.layers)]
         self.bf16 = bf16_is_fast() if bf16 is None else bf16
+        self.t = {name: self._kept(name, value) for name, value in weights.tensors.items()}
+        weights.tensors.clear()  # torch holds them now: the float32 arrays would be a second copy (85 MB)
+        self.layers = [{name.split(".", 1)[1]: v for name, v in self.t.items() if name.startswith(f"l{n}.")} for n in range(weights.layers)]
+
+    def _kept(self, name: str, value: np.ndarray) -> torch.Tensor:
+        """A tensor as the forward uses it: the layers' matrices in bfloat16 when autocast computes in it (it would
+        cast them to that on every pass, and keep the copies meanwhile), everything else float32."""
+        tensor = torch.from_numpy(np.array(value))  # a copy: the file's own tensors are read-only memory
+        matrix = tensor.dim() == 2 and not name.startswith("emb.")
+        return tensor.to(torch.bfloat16) if self.bf16 and matrix else tensor
 
     @classmethod
     def load(cls, path: Path | None = None) -> TorchE5:
