@@ -62,22 +62,19 @@ class Grade:
         return keep
 
 
-def estimated_tokens(text: str) -> float:
-    """About what a BPE vocabulary such as Qwen's spends on `text`: one token per CJK character, one per four other
-    characters. An estimate because the grader may call an endpoint whose tokenizer it cannot reach."""
-    cjk = sum(1 for c in text if "\u3400" <= c <= "\u9fff")
-    return cjk + (len(text) - cjk) / 4
+def _token_cost(char: str) -> float:
+    """About what a BPE vocabulary such as Qwen's spends on a character: one token per CJK character, one per four
+    others. An estimate because the grader may call an endpoint whose tokenizer it cannot reach."""
+    return 1.0 if "\u3400" <= char <= "\u9fff" else 0.25
 
 
 def graded_text(passage: str, tokens: int | None = PASSAGE_TOKENS) -> str:
     """The part of a passage the grader reads: whitespace collapsed, the first PASSAGE_CHARS characters, and at
     most about `tokens` tokens of them when given."""
     text = " ".join(passage.split())[:PASSAGE_CHARS]
-    if tokens is None or estimated_tokens(text) <= tokens:
-        return text
     spent = 0.0
-    for end, c in enumerate(text):
-        spent += 1 if "\u3400" <= c <= "\u9fff" else 0.25
+    for end, char in enumerate(text if tokens is not None else ""):
+        spent += _token_cost(char)
         if spent > tokens:
             return text[:end]
     return text
