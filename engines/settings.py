@@ -190,6 +190,10 @@ class Settings(BaseSettings):
         default=0.03,
         description="Schema linking among SQL sources: the weight of the share of the question's words that are a database's table or column words.",
     )
+    aliases: bool = Field(
+        default=True,
+        description="Have the model write a database's table, column and category names in the other language (Chinese for English names) when none are cached: once per schema, in the state folder.",
+    )
     schema_value_bonus: float = Field(default=0.02, description="Schema linking: the bonus for a question that names a value stored in the database.")
     max_question_chars: int = Field(default=2000, description="Longer questions are refused with a clear error.")
 

@@ -9,6 +9,8 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from engines.aliases import Aliases
+
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_\-]{0,63}$"
 FIELD_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 # Names the collection's own columns or the pipeline's stamps already use.
@@ -80,6 +82,9 @@ class SqlSource(_Source):
     url: str | None = None
     # A YAML file of descriptions (business terms, synonyms) and question -> SQL examples for the SQL knowledge base.
     knowledge: Path | None = None
+    # The tables', columns' and values' names in the other language (names: {singer: 歌手, singer.Country: 国家},
+    # values: {France: 法国}); they win over the ones the model writes (tools/aliases.py).
+    aliases: Aliases = Aliases()
 
     @model_validator(mode="after")
     def _one_location(self) -> SqlSource:

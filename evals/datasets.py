@@ -83,6 +83,26 @@ def _spider(eval_dir: Path, split: str) -> list[dict]:
 KAGGLE_DATABASES = ("GeoNuclearData", "GreaterManchesterCrime", "StudentMathScore")
 
 
+def _cspider(eval_dir: Path, split: str) -> list[dict]:
+    """CSpider (MSpider's Chinese) items on the databases of Spider's `split` (wta_1, not bundled, is left out)."""
+    databases = {q["db_id"] for q in _spider(eval_dir, split)}
+    return [item for item in _load(eval_dir, "mspider", "dev.json") if item["db_id"] in databases]
+
+
+def cspider_router_questions(eval_dir: Path, split: str) -> list[dict]:
+    """Every CSpider item of the split twice, in Chinese (`sql-zh`) and in English (`sql-en`): the same questions
+    in both languages, so the routing gap between them is measured on the same items."""
+    items = _cspider(eval_dir, split)
+    return [{"question": q["question"][lang], "expected_source": q["db_id"], "group": f"sql-{lang}"} for lang in ("zh", "en") for q in items]
+
+
+def cspider_sql_questions(eval_dir: Path, split: str, lang: str = "zh") -> list[dict]:
+    """CSpider items as SQL suite questions in `lang`, each with its gold SQL (Spider's)."""
+    return [
+        {"question": q["question"][lang], "db": q["db_id"], "gold_sql": q["mr"]["sql"], "set": f"cspider-{lang}"} for q in _cspider(eval_dir, split)
+    ]
+
+
 def kaggle_questions(eval_dir: Path, split: str) -> list[dict]:
     """KaggleDBQA: each database's few-shot questions are the dev split, its test questions the test split."""
     part = "fewshot" if split == "dev" else "test"
@@ -303,14 +323,21 @@ def load_questions(suite: str, split: str, questions: Path | None, eval_dir: Pat
     return BUILDERS[suite](eval_dir, split), f"../shared/eval ({suite} questions, {split} split)"
 
 
+def _write(name: str, items: list[dict]) -> None:
+    path = QUESTIONS_DIR / name
+    path.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
+    print(f"{path}: {len(items)} questions")
+
+
 def main() -> None:
-    """Write the shipped router question files (the other suites build theirs from ../shared/eval at run time)."""
+    """Write the shipped router question files, and CSpider's router and SQL files (the other suites build theirs
+    from ../shared/eval at run time)."""
     QUESTIONS_DIR.mkdir(exist_ok=True)
     for split in SPLITS:
-        items = router_questions(EVAL_DIR, split)
-        path = QUESTIONS_DIR / f"router.{split}.jsonl"
-        path.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
-        print(f"{path}: {len(items)} questions")
+        _write(f"router.{split}.jsonl", router_questions(EVAL_DIR, split))
+        _write(f"router-cspider.{split}.jsonl", cspider_router_questions(EVAL_DIR, split))
+        for lang in ("zh", "en"):
+            _write(f"sql-cspider-{lang}.{split}.jsonl", cspider_sql_questions(EVAL_DIR, split, lang))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import BaseQueryEngine
 from llama_index.core.tools import QueryEngineTool
+from sqlalchemy import Engine
 
+from engines.aliases import Aliases
 from engines.answers.output_guard import OutputGuard, load_output_guard
 from engines.crag.workflow import CorrectiveQueryEngine, CorrectiveRAG
 from engines.documents.engine import build_documents_engine
@@ -33,6 +35,7 @@ from engines.sql.engine import TextToSQLQueryEngine, engine_limits
 from engines.sql.knowledge import SqlKnowledgeBase, open_knowledge_base
 from engines.tracing.export import start_export, unexported
 from engines.web import WebQueryEngine
+from tools.aliases import cached_aliases, schema_columns, stored_values
 from tools.descriptions import WEB_DESCRIPTION, WEB_PROFILE, DescriptionCache, describe_database, table_profile, table_words
 
 
@@ -44,6 +47,7 @@ class BuiltSource(SourceTool):
     database: GuardedSQLDatabase | None = None
     knowledge: SqlKnowledgeBase | None = None
     index: VectorStoreIndex | None = None
+    aliases: Aliases | None = None
 
 
 def built_sources(router: RagRouter) -> list[BuiltSource]:
@@ -111,26 +115,38 @@ def _documents_tool(
     return BuiltSource(source, tool, profile, probe=probe, index=index)
 
 
-def _sql_profile(source: SqlSource, database: GuardedSQLDatabase) -> list[str]:
-    """The description (given, or derived from the schema) followed by two texts per table: as named, and in words."""
+def _sql_profile(source: SqlSource, database: GuardedSQLDatabase, aliases: Aliases) -> list[str]:
+    """The description (given, or derived from the schema) followed by two texts per table: as named, and in
+    words; then each table in the other language, by its aliases."""
     tables = schema_summary(database)
     description = source.description or describe_database(source.name, tables)
-    return profile_texts(description, source.description, [*table_profile(tables), *table_words(tables)])
+    translated = aliases.table_texts(schema_columns(database.engine))
+    return profile_texts(description, source.description, [*table_profile(tables), *table_words(tables), *translated])
+
+
+def source_aliases(source: SqlSource, engine: Engine, settings: Settings, llm: LLM | None) -> Aliases:
+    """The sources file's aliases over the model's (written once when `RAGROUTER_ALIASES` is on, else only read
+    from the cache), checked against the schema."""
+    cache = DescriptionCache(settings.state_dir / "descriptions.json")
+    generated = cached_aliases(source.name, engine, (lambda: llm) if llm is not None and settings.aliases else None, cache)
+    return source.aliases.over(generated).checked(schema_columns(engine), stored_values(engine))
 
 
 def _sql_tool(source: SqlSource, settings: Settings, llm: LLM, embed: BaseEmbedding) -> BuiltSource:
     database = GuardedSQLDatabase(open_engine(source, settings.sql_timeout_s), settings.sql_row_limit)
+    aliases = source_aliases(source, database.engine, settings, llm)
     knowledge = open_knowledge_base(source.name, database.engine, source.knowledge, settings, embed)
     engine = TextToSQLQueryEngine(
         database=database,
         knowledge=knowledge,
         llm=llm,
         source_name=source.name,
+        aliases=aliases,
         **engine_limits(settings),
     )
-    profile = _sql_profile(source, database)
+    profile = _sql_profile(source, database, aliases)
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=profile[0])
-    return BuiltSource(source, tool, profile, schema_vocabulary(database.engine), knowledge.coverage, database, knowledge)
+    return BuiltSource(source, tool, profile, schema_vocabulary(database.engine, aliases), knowledge.coverage, database, knowledge, aliases=aliases)
 
 
 def _web_profile(source: WebSource) -> list[str]:

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from llama_index.core.utils import globals_helper
 from nltk.stem import PorterStemmer
 from sqlalchemy import Engine, MetaData, String, select
+
+from engines.aliases import Aliases
 
 MAX_VALUES_PER_COLUMN = 20_000
 VALUE_CHARS = (3, 60)
@@ -72,12 +74,28 @@ REQUEST_WORDS = frozenset(terms("list lists show display give find return tell c
 
 @dataclass(frozen=True)
 class SchemaVocabulary:
+    """`alias_terms`: a table's or column's name in the other language (歌手) -> the stemmed words of its own name
+    ({singer}); `value_aliases`: a stored value's name in the other language (法国) -> the value as compared (france)."""
+
     terms: frozenset[str]
     values: frozenset[str]
+    alias_terms: dict[str, frozenset[str]] = field(default_factory=dict)
+    value_aliases: dict[str, str] = field(default_factory=dict)
 
 
-def schema_vocabulary(engine: Engine) -> SchemaVocabulary:
-    """Stemmed words of every table and column name, and the distinct short text values the database holds."""
+# An alias shorter than this (one Chinese character: 年, 名) is part of too many words to say what a question names.
+MIN_ALIAS_CHARS = 2
+
+
+def _alias_vocabulary(aliases: Aliases) -> dict:
+    words = {a: frozenset(terms(split_name(n.split(".")[-1]))) for n, a in aliases.names.items() if len(a) >= MIN_ALIAS_CHARS}
+    values = {a: _value(v) for v, a in aliases.values.items() if len(a) >= MIN_ALIAS_CHARS}
+    return {"alias_terms": {a: t for a, t in words.items() if t}, "value_aliases": values}
+
+
+def schema_vocabulary(engine: Engine, aliases: Aliases | None = None) -> SchemaVocabulary:
+    """Stemmed words of every table and column name, and the distinct short text values the database holds; with
+    `aliases`, what their names in the other language stand for."""
     metadata = MetaData()
     metadata.reflect(engine)
     words: set[str] = set()
@@ -90,7 +108,7 @@ def schema_vocabulary(engine: Engine) -> SchemaVocabulary:
                 if isinstance(column.type, String):
                     found = conn.execute(select(column).distinct().where(column.is_not(None)).limit(MAX_VALUES_PER_COLUMN)).scalars()
                     values |= {v for v in map(_value, map(str, found)) if VALUE_CHARS[0] <= len(v) <= VALUE_CHARS[1]}
-    return SchemaVocabulary(frozenset(words), frozenset(values))
+    return SchemaVocabulary(frozenset(words), frozenset(values), **_alias_vocabulary(aliases or Aliases()))
 
 
 class SchemaLinker:
@@ -110,19 +128,32 @@ class SchemaLinker:
             for term in vocabulary.terms:
                 counts[term] = counts.get(term, 0) + 1
         self._idf = {t: math.log(1 + len(vocabularies) / n) for t, n in counts.items()}
+        # Every source's aliases, read as the words they stand for whichever database a question turns out to mean.
+        self._alias_terms = {a: t for v in vocabularies.values() for a, t in v.alias_terms.items()}
         self._term_weight = term_weight
         self._value_bonus = value_bonus
 
+    def words(self, question: str) -> set[str]:
+        """The question's schema words: its own stemmed words and those its aliases stand for (歌手 -> singer)."""
+        lowered = question.lower()
+        return terms(question).union(*(t for a, t in self._alias_terms.items() if a.lower() in lowered))
+
+    def phrases(self, question: str, name: str) -> set[str]:
+        """The values `question` names for source `name`: its capitalised phrases, and the stored values whose
+        alias it contains (法国 -> france)."""
+        lowered = question.lower()
+        aliased = {v for a, v in self._vocabularies[name].value_aliases.items() if a.lower() in lowered}
+        return named_phrases(question) | aliased
+
     def term_shares(self, question: str) -> dict[str, float]:
-        words = terms(question)
+        words = self.words(question)
         total = sum(self._idf.get(w, 0.0) for w in words)
         if not total:
             return {name: 0.0 for name in self._vocabularies}
         return {name: sum(self._idf[w] for w in words & v.terms) / total for name, v in self._vocabularies.items()}
 
     def named_values(self, question: str) -> dict[str, set[str]]:
-        phrases = named_phrases(question)
-        return {name: phrases & v.values for name, v in self._vocabularies.items()}
+        return {name: self.phrases(question, name) & v.values for name, v in self._vocabularies.items()}
 
     def names_only_in(self, question: str, source: str, other: str) -> set[str]:
         """The table or column words and stored values `question` names that SQL source `source` has and `other`
@@ -130,8 +161,8 @@ class SchemaLinker:
         if source not in self._vocabularies or other not in self._vocabularies:
             return set()
         there, here = self._vocabularies[source], self._vocabularies[other]
-        words = terms(question) & there.terms - here.terms - REQUEST_WORDS
-        values = named_phrases(question) & there.values - here.values
+        words = self.words(question) & there.terms - here.terms - REQUEST_WORDS
+        values = self.phrases(question, source) & there.values - here.values
         return words | values
 
     def adjust(self, question: str, scores: dict[str, float]) -> dict[str, float]:
