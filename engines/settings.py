@@ -190,6 +190,17 @@ class Settings(BaseSettings):
         default=0.03,
         description="Schema linking among SQL sources: the weight of the share of the question's words that are a database's table or column words.",
     )
+    second_look: bool = Field(
+        default=True,
+        description="The router's second look: a question no source matches (the web wins on its floor) is restated in the other language by the model and routed again.",
+    )
+    translated_margin: float = Field(
+        default=0.03, description="What a source's texts in the other language (a database's tables by their aliases) score less than their cosine."
+    )
+    named_margin: float = Field(default=0.01, description="The same, for a question that names one of the database's table or value aliases.")
+    restate_margin: float = Field(
+        default=0.0, description="On the second look, a local source takes the question from the web when it beats the floor by this much."
+    )
     aliases: bool = Field(
         default=True,
         description="Have the model write a database's table, column and category names in the other language (Chinese for English names) when none are cached: once per schema, in the state folder.",

@@ -22,6 +22,7 @@ class RouteRecord(BaseModel):
     selector: str
     fallback: bool = False
     kept_previous: bool = False  # a follow-up kept the previous turn's source (engines/routing/router.py)
+    restated: str = ""  # the question in the other language, when the route was found by it (engines/routing/restate.py)
 
 
 class Passage(BaseModel):

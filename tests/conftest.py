@@ -17,6 +17,10 @@ from engines.settings import DATA_DIR, Settings
 from evals.postgres import Cluster, PostgresUnavailable, throwaway_cluster
 
 DEMO_SOURCES = DATA_DIR / "sources.yaml"
+# Every router a test builds in a new state folder would have the model write its databases' aliases (about 15 s a
+# database), in this process and in the CLI and server subprocesses that inherit the environment: off, except in
+# tests/test_crosslingual.py, which turns them on for the database it builds.
+os.environ.setdefault("RAGROUTER_ALIASES", "false")
 # A test that needs one of these loads the local model (directly, through the router, or in a CLI subprocess).
 SLOW_FIXTURES = {"llm", "router", "cli_env", "served"}  # served: tests/ui/test_api.py's server
 

@@ -115,13 +115,11 @@ def _documents_tool(
     return BuiltSource(source, tool, profile, probe=probe, index=index)
 
 
-def _sql_profile(source: SqlSource, database: GuardedSQLDatabase, aliases: Aliases) -> list[str]:
-    """The description (given, or derived from the schema) followed by two texts per table: as named, and in
-    words; then each table in the other language, by its aliases."""
+def _sql_profile(source: SqlSource, database: GuardedSQLDatabase) -> list[str]:
+    """The description (given, or derived from the schema) followed by two texts per table: as named, and in words."""
     tables = schema_summary(database)
     description = source.description or describe_database(source.name, tables)
-    translated = aliases.table_texts(schema_columns(database.engine))
-    return profile_texts(description, source.description, [*table_profile(tables), *table_words(tables), *translated])
+    return profile_texts(description, source.description, [*table_profile(tables), *table_words(tables)])
 
 
 def source_aliases(source: SqlSource, engine: Engine, settings: Settings, llm: LLM | None) -> Aliases:
@@ -144,9 +142,11 @@ def _sql_tool(source: SqlSource, settings: Settings, llm: LLM, embed: BaseEmbedd
         aliases=aliases,
         **engine_limits(settings),
     )
-    profile = _sql_profile(source, database, aliases)
+    profile = _sql_profile(source, database)
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=profile[0])
-    return BuiltSource(source, tool, profile, schema_vocabulary(database.engine, aliases), knowledge.coverage, database, knowledge, aliases=aliases)
+    vocabulary = schema_vocabulary(database.engine, aliases)
+    translated = aliases.table_texts(schema_columns(database.engine))
+    return BuiltSource(source, tool, profile, vocabulary, knowledge.coverage, translated, database, knowledge, aliases=aliases)
 
 
 def _web_profile(source: WebSource) -> list[str]:

@@ -19,6 +19,7 @@ from nltk.stem import PorterStemmer
 from sqlalchemy import Engine, MetaData, String, select
 
 from engines.aliases import Aliases
+from engines.language import has_chinese
 
 MAX_VALUES_PER_COLUMN = 20_000
 VALUE_CHARS = (3, 60)
@@ -81,6 +82,7 @@ class SchemaVocabulary:
     values: frozenset[str]
     alias_terms: dict[str, frozenset[str]] = field(default_factory=dict)
     value_aliases: dict[str, str] = field(default_factory=dict)
+    table_aliases: frozenset[str] = frozenset()
 
 
 # An alias shorter than this (one Chinese character: 年, 名) is part of too many words to say what a question names.
@@ -90,7 +92,8 @@ MIN_ALIAS_CHARS = 2
 def _alias_vocabulary(aliases: Aliases) -> dict:
     words = {a: frozenset(terms(split_name(n.split(".")[-1]))) for n, a in aliases.names.items() if len(a) >= MIN_ALIAS_CHARS}
     values = {a: _value(v) for v, a in aliases.values.items() if len(a) >= MIN_ALIAS_CHARS}
-    return {"alias_terms": {a: t for a, t in words.items() if t}, "value_aliases": values}
+    tables = frozenset(a for n, a in aliases.names.items() if "." not in n and len(a) >= MIN_ALIAS_CHARS)
+    return {"alias_terms": {a: t for a, t in words.items() if t}, "value_aliases": values, "table_aliases": tables}
 
 
 def schema_vocabulary(engine: Engine, aliases: Aliases | None = None) -> SchemaVocabulary:
@@ -144,6 +147,14 @@ class SchemaLinker:
         lowered = question.lower()
         aliased = {v for a, v in self._vocabularies[name].value_aliases.items() if a.lower() in lowered}
         return named_phrases(question) | aliased
+
+    def aliases_named(self, question: str) -> set[str]:
+        """The SQL sources one of whose table or value aliases the question contains (歌手 in 有多少歌手？); not
+        column aliases, which are common words (国家, 名称, 年份) that news questions use as much."""
+        lowered, chinese = question.lower(), has_chinese(question)
+        named = ((n, a) for n, v in self._vocabularies.items() for a in (*v.table_aliases, *v.value_aliases))
+        # An alias counts in a question of its own script only: `TV节目` is no alias an English question names.
+        return {n for n, a in named if has_chinese(a) == chinese and a.lower() in lowered}
 
     def term_shares(self, question: str) -> dict[str, float]:
         words = self.words(question)

@@ -17,6 +17,7 @@ from engines.answers.output_guard import OutputGuard
 from engines.answers.streaming import AnswerListener, listening, show_route
 from engines.conversation.previous import PreviousTurn, following
 from engines.matching.schema_terms import SchemaLinker
+from engines.routing.restate import Restater
 from engines.routing.selectors import Floor, LLMWithFallbackSelector, ProfileEmbeddingSelector, ScoredSelection, route_record
 from engines.routing.source_tool import SourceTool
 from engines.settings import Settings
@@ -60,6 +61,11 @@ class RagRouter:
             {t.source.name: Floor(settings.web_floor, settings.web_floor_zh) for t in self.tools if t.source.kind == "web"},
             self.schema_linker,
             settings.feedback_match,
+            Restater(self.llm) if settings.second_look else None,
+            settings.restate_margin,
+            {t.source.name: t.translated for t in self.tools if t.translated},
+            settings.translated_margin,
+            settings.named_margin,
         )
         self.selector = self.embedding_selector if settings.selector == "embedding" else LLMWithFallbackSelector(self.llm, self.embedding_selector)
         self.engine = RouterQueryEngine(selector=self.selector, query_engine_tools=[t.tool for t in self.tools], llm=self.llm)

@@ -5,7 +5,7 @@ and evals need of a path besides (its database, SQL knowledge, index) is tools/b
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from llama_index.core.tools import QueryEngineTool
 
@@ -21,6 +21,8 @@ class SourceTool:
     profile: list[str]
     vocabulary: SchemaVocabulary | None = None
     probe: Probe | None = None
+    # What it holds in the other language (a database's tables by their aliases: `歌手（singer）：国家、年龄`).
+    translated: list[str] = field(default_factory=list)
 
     def profile_with(self, description: str) -> list[str]:
         """The profile the router would read were `description` the source's own (its contents unchanged)."""
