@@ -181,7 +181,9 @@ def run_sql_suite(router: RagRouter, items: list[dict], report: Report, log: Run
     add_fewshot_examples(knowledge, report.split)
     limits = engine_limits(router.settings)
     ours = {
-        db: TextToSQLQueryEngine(database=d, knowledge=knowledge[db], llm=router.llm, write_answer=False, aliases=names[db].aliases or Aliases(), **limits)
+        db: TextToSQLQueryEngine(
+            database=d, knowledge=knowledge[db], llm=router.llm, write_answer=False, aliases=names[db].aliases or Aliases(), **limits
+        )
         for db, d in databases.items()
     }
     stock = {db: NLSQLTableQueryEngine(sql_database=SQLDatabase(d.engine), llm=router.llm, synthesize_response=False) for db, d in databases.items()}

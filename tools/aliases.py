@@ -20,6 +20,8 @@ from sqlalchemy.types import NullType
 
 from engines.aliases import Aliases
 from engines.language import has_chinese
+from engines.settings import Settings
+from engines.sources import SqlSource
 from tools.descriptions import DescriptionCache
 
 log = logging.getLogger(__name__)
@@ -71,9 +73,16 @@ def schema_columns(engine: Engine) -> dict[str, list[str]]:
     return {name: [c.name for c in table.columns] for name, table in metadata.tables.items()}
 
 
-def stored_values(engine: Engine) -> set[str]:
-    """The values that may have aliases: those of the short category columns."""
-    return {v for columns in _text_columns(engine).values() for values in columns.values() for v in values}
+def stored_values(engine: Engine, wanted: set[str]) -> set[str]:
+    """Those of `wanted` that some text column of the database holds."""
+    metadata = MetaData()
+    metadata.reflect(engine)
+    found: set[str] = set()
+    with engine.connect() as conn:
+        for column in (c for t in metadata.tables.values() for c in t.columns if isinstance(c.type, (String, NullType))):
+            if wanted - found:
+                found |= set(conn.execute(select(column).distinct().where(column.in_(sorted(wanted - found)))).scalars())
+    return found
 
 
 def other_language(names: list[str]) -> str:
@@ -141,3 +150,13 @@ def cached_aliases(name: str, engine: Engine, llm: Callable[[], LLM] | None, cac
     aliases = generate_aliases(columns, values, llm())
     cache.put(name, {**entry, "aliases": aliases.model_dump(), "schema": fingerprint})
     return aliases
+
+
+def source_aliases(source: SqlSource, engine: Engine, settings: Settings, llm: Callable[[], LLM] | None, again: bool = False) -> Aliases:
+    """The sources file's aliases over the model's (written when none are cached for this schema, or `again`;
+    only read from the cache when `llm` is None), checked against the schema."""
+    cache = DescriptionCache(settings.state_dir / "descriptions.json")
+    if again and (entry := cache.get(source.name)):
+        cache.put(source.name, {k: v for k, v in entry.items() if k not in ("aliases", "schema")})
+    aliases = source.aliases.over(cached_aliases(source.name, engine, llm, cache))
+    return aliases.checked(schema_columns(engine), stored_values(engine, set(aliases.values)))

@@ -12,7 +12,6 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import BaseQueryEngine
 from llama_index.core.tools import QueryEngineTool
-from sqlalchemy import Engine
 
 from engines.aliases import Aliases
 from engines.answers.output_guard import OutputGuard, load_output_guard
@@ -35,7 +34,7 @@ from engines.sql.engine import TextToSQLQueryEngine, engine_limits
 from engines.sql.knowledge import SqlKnowledgeBase, open_knowledge_base
 from engines.tracing.export import start_export, unexported
 from engines.web import WebQueryEngine
-from tools.aliases import cached_aliases, schema_columns, stored_values
+from tools.aliases import schema_columns, source_aliases
 from tools.descriptions import WEB_DESCRIPTION, WEB_PROFILE, DescriptionCache, describe_database, table_profile, table_words
 
 
@@ -122,17 +121,9 @@ def _sql_profile(source: SqlSource, database: GuardedSQLDatabase) -> list[str]:
     return profile_texts(description, source.description, [*table_profile(tables), *table_words(tables)])
 
 
-def source_aliases(source: SqlSource, engine: Engine, settings: Settings, llm: LLM | None) -> Aliases:
-    """The sources file's aliases over the model's (written once when `RAGROUTER_ALIASES` is on, else only read
-    from the cache), checked against the schema."""
-    cache = DescriptionCache(settings.state_dir / "descriptions.json")
-    generated = cached_aliases(source.name, engine, (lambda: llm) if llm is not None and settings.aliases else None, cache)
-    return source.aliases.over(generated).checked(schema_columns(engine), stored_values(engine))
-
-
 def _sql_tool(source: SqlSource, settings: Settings, llm: LLM, embed: BaseEmbedding) -> BuiltSource:
     database = GuardedSQLDatabase(open_engine(source, settings.sql_timeout_s), settings.sql_row_limit)
-    aliases = source_aliases(source, database.engine, settings, llm)
+    aliases = source_aliases(source, database.engine, settings, (lambda: llm) if settings.aliases else None)
     knowledge = open_knowledge_base(source.name, database.engine, source.knowledge, settings, embed)
     engine = TextToSQLQueryEngine(
         database=database,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
+from sqlalchemy import Engine
 
 from engines.conversation.store import ConversationIdError, ConversationStore, ConversationStoreError, check_conversation_id
 from engines.milvus import StoreLockedError, StoreUnavailableError
@@ -22,7 +24,7 @@ from engines.models.endpoint import ModelEndpointError
 from engines.models.files import ModelMissingError
 from engines.routing.router import QuestionError
 from engines.settings import Settings
-from engines.sources import SourcesError
+from engines.sources import SourcesError, SqlSource
 from engines.sql.database import DatabaseError
 from engines.tracing.export import ExportError
 
@@ -60,14 +62,12 @@ def _settings() -> Settings:
 def _ingest_all(settings: Settings, sources_file: Path) -> None:
     from engines.models.embeddings import settings_embedding
     from engines.models.llm import build_llm
-    from engines.sources import DocumentsSource, SqlSource, load_sources
+    from engines.sources import DocumentsSource, load_sources
     from engines.sql.database import open_engine
     from tools.ingest import ingest_source
 
     sources = load_sources(sources_file)
-    for source in sources:  # check every database before any store is written
-        if isinstance(source, SqlSource):
-            open_engine(source)
+    databases = {s.name: (s, open_engine(s)) for s in sources if isinstance(s, SqlSource)}  # every one checked before any store is written
     embed = settings_embedding(settings)
     columns = (
         TextColumn("{task.description}"),
@@ -84,6 +84,46 @@ def _ingest_all(settings: Settings, sources_file: Path) -> None:
             progress.console.print(f"{source.name}: {report.documents} documents, {report.chunks_added} new chunks")
             for skipped in report.skipped:
                 progress.console.print(f"[yellow]warning:[/] {source.name}: skipped {skipped}")
+    if settings.aliases:
+        _describe_databases(settings, list(databases.values()), again=False)
+
+
+def _describe_databases(settings: Settings, databases: list[tuple[SqlSource, Engine]], again: bool) -> None:
+    """Each database's aliases, written by the model where none are cached (or `again`) unless RAGROUTER_ALIASES
+    is off, shown as a table."""
+    from engines.models.llm import build_llm
+    from tools.aliases import source_aliases
+
+    llm = functools.cache(lambda: build_llm(settings))  # loaded only for a database that has none cached
+    for source, engine in databases:
+        with console.status(f"{source.name}: its names in the other language (the model writes them once)"):
+            aliases = source_aliases(source, engine, settings, llm if settings.aliases else None, again)
+        table = Table("name", "alias", title=f"{source.name}: {len(aliases.names)} names, {len(aliases.values)} values")
+        for name, alias in [*aliases.names.items(), *((f"'{v}'", a) for v, a in aliases.values.items())]:
+            table.add_row(name, alias)
+        console.print(table)
+
+
+@app.command()
+def describe(
+    sources: Path | None = SourcesOption,
+    source: str | None = typer.Option(None, "--source", help="Only this database (default: every SQL source)."),
+    again: bool = typer.Option(False, "--again", help="Have the model write them anew, though cached."),
+) -> None:
+    """Write each database's table, column and category names in the other language (Chinese for English names)
+    and show them; the sources file's `aliases:` win over them. Cached in the state folder: `ingest` and the first
+    question write them once, this command shows or redoes them."""
+    from engines.sources import load_sources
+    from engines.sql.database import open_engine
+
+    settings = _settings()
+    try:
+        chosen = [s for s in load_sources(sources or settings.sources_file) if isinstance(s, SqlSource) and source in (None, s.name)]
+        if not chosen:
+            raise SourcesError(f"no SQL source {'named ' + repr(source) + ' ' if source else ''}in the sources file")
+        _describe_databases(settings, [(s, open_engine(s, settings.sql_timeout_s)) for s in chosen], again)
+    except USER_ERRORS as err:
+        _fail(err)
 
 
 class _IngestDisplay:

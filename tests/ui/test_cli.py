@@ -207,3 +207,12 @@ def test_an_ingest_whose_output_is_not_a_terminal_prints_how_far_it_is(cli_env: 
     assert result.returncode == 0, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("notes: ") and " of 3 documents" in line]
     assert lines[0].startswith("notes: 0 of 3 documents") and lines[-1].startswith("notes: 3 of 3 documents, 3 chunks (")
+
+
+def test_describe_shows_the_aliases_a_sources_file_gives_and_refuses_an_unknown_database(state_env: dict, tmp_path: Path) -> None:
+    aliases = "aliases: {names: {customers: 客户, customers.city: 城市}, values: {Beijing: 北京}}"
+    sources = _sources(tmp_path, f"  - {{name: shop, kind: sql, path: '{SHOP}', {aliases}}}\n  - {{name: web, kind: web}}\n")
+    shown = run({**state_env, "RAGROUTER_ALIASES": "false"}, "describe", "--sources", sources)  # what the file gives, no model
+    assert shown.returncode == 0 and "客户" in shown.stderr and "北京" in shown.stderr, shown.stderr
+    unknown = run(state_env, "describe", "--sources", sources, "--source", "nope")
+    assert unknown.returncode == 2 and "no SQL source named 'nope'" in unknown.stderr
