@@ -37,6 +37,12 @@ def test_chinese_documents_question(router) -> None:
     assert _in_chinese(trace.answer), trace.answer
 
 
+def test_the_newer_leave_policy_wins_asked_as_a_person_would(router) -> None:
+    # The 2022 and 2024 policy passages tie in hybrid fusion; each source is labelled with its title and date.
+    trace = router.ask("How many days of paid annual leave do full-time employees get?")
+    assert re.search(r"\b28\b", trace.answer) and not re.search(r"\b25\b", trace.answer), trace.answer
+
+
 def test_sql_question_runs_guarded_sql_and_returns_rows(router) -> None:
     heard = Heard()
     trace = router.ask("How many customers are older than 30?", listener=heard)

@@ -77,10 +77,11 @@ def build_router(settings: Settings, sources_file: Path | None = None, llm: LLM 
 
 
 def _documents_engine(
-    index: VectorStoreIndex, settings: Settings, llm: LLM, embed: BaseEmbedding, language: str, guard: OutputGuard
+    index: VectorStoreIndex, settings: Settings, llm: LLM, embed: BaseEmbedding, source: DocumentsSource, guard: OutputGuard
 ) -> BaseQueryEngine:
-    """The plain documents path, or (with `RAGROUTER_CRAG`) the plain path's pieces inside the Corrective RAG workflow."""
-    engine = build_documents_engine(index, settings, llm, embed, language)
+    """The plain documents path, or (with `RAGROUTER_CRAG`) the plain path's pieces inside the Corrective RAG workflow;
+    its passages labelled with the source's metadata fields."""
+    engine = build_documents_engine(index, settings, llm, embed, source.language, source.metadata_names())
     if not settings.crag:
         return engine
     return CorrectiveQueryEngine(workflow=CorrectiveRAG(engine, llm, settings, guard, embed))
@@ -105,7 +106,7 @@ def _documents_tool(
         raise SourcesError(f"source '{source.name}' has not been ingested yet: run `ragrouter ingest` (with the same --sources file) first")
     description = source.description or entry["description"]
     index = open_index(source, settings, embed)
-    engine = _documents_engine(index, settings, llm, embed, source.language, guard)
+    engine = _documents_engine(index, settings, llm, embed, source, guard)
     if source.metadata_fields and settings.metadata_instructions:
         engine = MetadataQueryEngine(engine, index.vector_store, _catalog(source, settings), llm)
     tool = QueryEngineTool.from_defaults(engine, name=source.name, description=description)

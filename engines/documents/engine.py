@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from llama_index.core import VectorStoreIndex
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -66,9 +68,16 @@ def _postprocessors(settings: Settings, embed_model: BaseEmbedding, rerank: bool
 
 
 def build_answer_engine(
-    index: BaseIndex, retriever: BaseRetriever, settings: Settings, llm: LLM, embed_model: BaseEmbedding, rerank: bool
+    index: BaseIndex,
+    retriever: BaseRetriever,
+    settings: Settings,
+    llm: LLM,
+    embed_model: BaseEmbedding,
+    rerank: bool,
+    labels: Sequence[str] = (),
 ) -> AnswerEngine:
-    """Whatever the retriever finds -> (rerank) -> compress -> an answer that cites its numbered sources."""
+    """Whatever the retriever finds -> (rerank) -> compress -> an answer that cites its numbered sources, each
+    labelled with its `labels` metadata (a title, a date)."""
     pin_fixed_prefixes(llm, fixed_parts(VARIABLE))
     return AnswerEngine.from_args(
         index,
@@ -78,10 +87,13 @@ def build_answer_engine(
         citation_chunk_size=settings.chunk_size * 2,
         citation_qa_template=CITATION_QA,
         citation_refine_template=CITATION_REFINE,
+        labels=labels,
     )
 
 
-def build_documents_engine(index: VectorStoreIndex, settings: Settings, llm: LLM, embed_model: BaseEmbedding, language: str) -> AnswerEngine:
+def build_documents_engine(
+    index: VectorStoreIndex, settings: Settings, llm: LLM, embed_model: BaseEmbedding, language: str, labels: Sequence[str] = ()
+) -> AnswerEngine:
     """Hybrid retrieval over the source's collection, then the plain path's postprocessors and cited answer
     (tools/build.py wraps it in Corrective RAG when that is on)."""
     rerank = uses_rerank(settings, language)
@@ -89,4 +101,4 @@ def build_documents_engine(index: VectorStoreIndex, settings: Settings, llm: LLM
     retriever: BaseRetriever = index.as_retriever(similarity_top_k=retrieve_k, vector_store_query_mode="hybrid")
     if settings.rewrite == "structured":
         retriever = StructuredRewriteRetriever(retriever, llm, embed_model, retrieve_k)
-    return build_answer_engine(index, retriever, settings, llm, embed_model, rerank)
+    return build_answer_engine(index, retriever, settings, llm, embed_model, rerank, labels)
