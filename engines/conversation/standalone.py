@@ -27,6 +27,9 @@ POINTING_BACK = [
     ),
     re.compile(r"\bthis\s+(?!(?:year|month|week|day|morning|evening|quarter|season|time)\b)\w+", re.I),  # "this binding style"
     re.compile(r"\b(this|that)\s*[?.!]?$", re.I),  # "Why is that?"
+    # "Who scored in that final?": that/those after a preposition points back at a thing (a relative "that"
+    # follows a noun: "the customers that live in Berlin").
+    re.compile(r"\b(in|of|at|from|about|for|on|during|after|before|since|with|by)\s+(that|those)\s+\w+", re.I),
     re.compile(r"^how many (are|were|is|was) there\s*[?.!]?$", re.I),  # "How many are there?": of what came before
     re.compile(r"\b(a|an|the|new|this|that|which|each|every|good|best|other|\w+ing) ones?\b(?!\s+of\b)", re.I),  # "a smart one"
 ]

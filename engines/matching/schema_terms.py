@@ -114,6 +114,11 @@ def schema_vocabulary(engine: Engine, aliases: Aliases | None = None) -> SchemaV
     return SchemaVocabulary(frozenset(words), frozenset(values), **_alias_vocabulary(aliases or Aliases()))
 
 
+def _inside(phrase: str, longer: str) -> bool:
+    """Whether `phrase` is a run of whole words of `longer` (and not `longer` itself)."""
+    return phrase != longer and f" {phrase} " in f" {longer} "
+
+
 class SchemaLinker:
     """Re-ranks SQL sources by the schema words and stored values a question names.
 
@@ -173,7 +178,9 @@ class SchemaLinker:
             return set()
         there, here = self._vocabularies[source], self._vocabularies[other]
         words = self.words(question) & there.terms - here.terms - REQUEST_WORDS
-        values = self.phrases(question, source) & there.values - here.values
+        held = self.phrases(question, other) & here.values
+        # "america" (car_1's continent) inside "South America", which the previous database holds, names nothing new.
+        values = {v for v in self.phrases(question, source) & there.values - here.values if not any(_inside(v, h) for h in held)}
         return words | values
 
     def adjust(self, question: str, scores: dict[str, float]) -> dict[str, float]:

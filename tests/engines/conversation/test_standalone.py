@@ -10,6 +10,7 @@ from engines.conversation.standalone import follow_up_mark
     [
         "What about Beijing?",
         "And after five years?",
+        "Who scored in that final?",
         "only those in Asia",
         "Sort them by population.",
         "What is the country corresponding it?",
@@ -44,6 +45,7 @@ def test_follow_ups_are_marked(question: str) -> None:
         "How many customers are older than 30?",
         "Now tell me about the weather in Berlin.",
         "List the customers that joined in 2024.",
+        "Which players that scored in the final were injured?",
         "How many days of annual leave do new employees get?",
         "北京有哪些客户？",
         "2024年每个月的订单数是多少？",
