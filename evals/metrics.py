@@ -84,11 +84,17 @@ def contains_answer(prediction: str, golds: Sequence[str]) -> float:
     return float(any(_joined(g) and _joined(g) in text for g in golds))
 
 
+# What the product adds after a citation mark (engines/answers/cited_names.py: "[3] (leave-policy.md)") and the
+# label the prompt gives a source ("Source 2 (Annual Leave Policy Update (2024), 2024-01-01)"): the passages'
+# names, not words the answer adds (one level of brackets inside a name).
+_CITED_NAME = re.compile(r"(\[\d+\]|Source \d+)\s*\((?:[^()]|\([^()]*\))*\)")
+
+
 def word_support(question: str, answer: str, contexts: Sequence[str]) -> float:
     """Share (by characters) of the words the answer adds to the question that appear in the contexts; 1.0 when it
     adds none. A faithfulness measure with no model in it: on 50 hand-labelled dev answers the local 1.5B judge
     told faithful from unfaithful no better than chance (docs/experiments/corrective-rag.md, "The faithfulness judge against 50 hand labels")."""
-    added = added_words(question, answer)
+    added = added_words(question, _CITED_NAME.sub(r"\1", answer))
     text = " ".join(contexts).lower()
     total = sum(len(w) for w in added)
     return round(sum(len(w) for w in added if w in text) / total, 4) if total else 1.0

@@ -274,6 +274,7 @@ def test_ranking_and_answer_metrics() -> None:
 def test_word_support_counts_what_the_answer_adds_to_the_question() -> None:
     question, passage = "When did the Siege of Antioch take place?", "After the successful Siege of Antioch in 1097, Bohemond left."
     assert word_support(question, "The Siege of Antioch was in 1097. [1]", [passage]) == 1.0
+    assert word_support(question, "The Siege of Antioch was in 1097 [1] (crusades-overview (1099).md).", [passage]) == 1.0  # a cited name
     assert word_support(question, "It took place in 1098, led by Tancred.", [passage]) < 0.5
     assert word_support("北京冬残奥会吉祥物叫什么", "雪容融 [1]", ["北京冬残奥会吉祥物“雪容融”以灯笼为原型"]) == 1.0
     assert word_support("汤臣倍健上半年营收多少？", "10.29亿元", ["广告费占公司营业收入比重达到了10.29%"]) < 1.0
