@@ -101,3 +101,25 @@ def test_a_route_correction_sends_the_question_to_the_right_source_and_leaves_ot
     assert selector.select(CHOICES, other).ind == 0
     selector.learn({}, {})
     assert selector.select(CHOICES, wrong).scores == before.scores
+
+
+WEB_CHOICES = [*CHOICES, ToolMetadata(name="web", description="Web search for news.")]
+
+
+def _with_web(embed, restate, floor: Floor) -> ProfileEmbeddingSelector:
+    profiles = {"handbook": ["员工手册：年假、远程办公、差旅报销"], "shop": ["客户：编号、姓名、城市、年龄"], "web": ["Latest news"]}
+    return ProfileEmbeddingSelector(embed, profiles, floors={"web": floor}, restate=restate)
+
+
+def test_a_question_no_source_matches_is_restated_and_routed_again(embed) -> None:
+    # The restatement is a scripted double of the model's translation (the model's own is measured in the router suite).
+    # The English floor is one no source reaches; the Chinese one the shop's Chinese table beats.
+    selector = _with_web(embed, {"How many customers live in Berlin?": "有多少客户住在柏林？"}.get, Floor(0.95, 0.80))
+    result = selector.select(WEB_CHOICES, QueryBundle("How many customers live in Berlin?"))
+    assert WEB_CHOICES[result.ind].name == "shop" and result.restated == "有多少客户住在柏林？" and "restated as" in result.reason
+
+
+def test_a_restatement_that_matches_nothing_leaves_the_question_to_the_web(embed) -> None:
+    selector = _with_web(embed, lambda q: "谁赢得了昨天的比赛？", Floor(0.95, 0.95))
+    result = selector.select(WEB_CHOICES, QueryBundle("Who won yesterday's match?"))
+    assert WEB_CHOICES[result.ind].name == "web" and not result.restated
