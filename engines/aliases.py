@@ -43,23 +43,6 @@ class Aliases(BaseModel):
                 texts.append(f"{self.names.get(table, table)}（{table}）：{'、'.join(aliased)}")
         return texts
 
-    def words(self) -> dict[str, str]:
-        """Every alias (of a table or column) -> the name it stands for, as the linker matches them in a question."""
-        return {alias: name for name, alias in self.names.items()}
-
-    def hints(self, question: str) -> list[str]:
-        """What the names and values the question uses stand for in the database, longest alias first (so 歌手姓名
-        is read before 歌手): `歌手 is table singer`, `国家 is column singer.Country`, `法国 is the value 'France'`."""
-        lowered = question.lower()
-        named = sorted(((a, n) for n, a in self.names.items() if len(a) >= 2 and a.lower() in lowered), key=lambda p: -len(p[0]))
-        lines = [f"{a} is {'column' if '.' in n else 'table'} {n}" for a, n in named]
-        return lines + [f"{a} is the value '{v}'" for a, v in self.named_in(question).items()]
-
-    def named_in(self, question: str) -> dict[str, str]:
-        """The stored values whose alias the question contains (法国 in 法国歌手有多少位？): alias -> stored value."""
-        lowered = question.lower()
-        return {alias: value for value, alias in self.values.items() if alias.lower() in lowered}
-
 
 def _useful(name: str, alias: str) -> bool:
     alias = alias.strip()

@@ -20,7 +20,6 @@ from llama_index.core import SQLDatabase
 from llama_index.core.query_engine import NLSQLTableQueryEngine
 from sqlalchemy.engine import Engine
 
-from engines.aliases import Aliases
 from engines.routing.router import RagRouter
 from engines.sql.database import GuardedSQLDatabase, plain_value
 from engines.sql.engine import TextToSQLQueryEngine, engine_limits
@@ -181,10 +180,7 @@ def run_sql_suite(router: RagRouter, items: list[dict], report: Report, log: Run
     add_fewshot_examples(knowledge, report.split)
     limits = engine_limits(router.settings)
     ours = {
-        db: TextToSQLQueryEngine(
-            database=d, knowledge=knowledge[db], llm=router.llm, write_answer=False, aliases=names[db].aliases or Aliases(), **limits
-        )
-        for db, d in databases.items()
+        db: TextToSQLQueryEngine(database=d, knowledge=knowledge[db], llm=router.llm, write_answer=False, **limits) for db, d in databases.items()
     }
     stock = {db: NLSQLTableQueryEngine(sql_database=SQLDatabase(d.engine), llm=router.llm, synthesize_response=False) for db, d in databases.items()}
     keyed = [(f"{i}:{q['db']}:{q['question']}", q) for i, q in enumerate(items)]

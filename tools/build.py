@@ -131,7 +131,6 @@ def _sql_tool(source: SqlSource, settings: Settings, llm: LLM, embed: BaseEmbedd
         knowledge=knowledge,
         llm=llm,
         source_name=source.name,
-        aliases=aliases,
         **engine_limits(settings),
     )
     profile = _sql_profile(source, database)

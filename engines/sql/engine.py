@@ -15,7 +15,6 @@ from llama_index.core.bridge.pydantic import ConfigDict, PrivateAttr
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import CustomQueryEngine
 
-from engines.aliases import Aliases
 from engines.answers.streaming import complete_answer, show_rows, whole_answer
 from engines.conversation.previous import previous_turn
 from engines.language import answer_in_chinese
@@ -102,7 +101,6 @@ class TextToSQLQueryEngine(CustomQueryEngine):
     candidates: int = 1  # queries written for the first attempt (`write_sql`'s ballots); their rows vote
     vote: Literal["always", "in_doubt"] = "always"  # in_doubt: two ballots, the others only when those leave the rows in doubt
     schema_budget_chars: int = 12_000
-    aliases: Aliases = Aliases()  # the schema's names in the other language: hints for a question asked in it
     _schema: Schema | None = PrivateAttr(default=None)
 
     @property
@@ -120,7 +118,6 @@ class TextToSQLQueryEngine(CustomQueryEngine):
         them is measured on stored queries without writing them again."""
         with span("sql knowledge", question=query_str):
             knowledge = self.knowledge.retrieve(query_str)
-            knowledge.hints = self.aliases.hints(query_str)
         attempts, rows = self._attempts(query_str, knowledge, written)
         last = attempts[-1]
         metadata = {"sql_query": last.ran or last.sql, "result": [], "col_keys": []}

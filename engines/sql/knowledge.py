@@ -63,8 +63,6 @@ class Knowledge:
     tables: list[str] = field(default_factory=list)
     descriptions: list[str] = field(default_factory=list)
     examples: list[tuple[str, str]] = field(default_factory=list)
-    # What the question's own words stand for in the schema (its aliases: 歌手 is table singer), shown beside it.
-    hints: list[str] = field(default_factory=list)
 
 
 def read_knowledge_file(path: Path) -> KnowledgeFile:

@@ -92,9 +92,8 @@ def write_prompt(question: str, knowledge: Knowledge, dialect: str, budget_chars
     block = knowledge_block(knowledge, budget_chars)
     dated = any(DATE_COLUMN.search(ddl) for ddl in knowledge.tables)
     notes = f"-- {dialect_name(dialect)} dates: {DIALECT_NOTES.get(dialect, 'use the dialect’s own date functions.')}\n" if dated else ""
-    hints = f"-- In the question, {'; '.join(knowledge.hints)}.\n" if knowledge.hints else ""
     return WRITE_SQL.format(
-        dialect=dialect_name(dialect), notes=notes, knowledge=block, question=hints + _comment(question), failed=failed, previous=previous
+        dialect=dialect_name(dialect), notes=notes, knowledge=block, question=_comment(question), failed=failed, previous=previous
     )
 
 

@@ -30,14 +30,8 @@ def test_a_person_s_aliases_win_over_the_model_s() -> None:
     assert mine.over(Aliases(names={"singer": "歌手", "singer.Country": "国家"})).names == {"singer": "艺人", "singer.Country": "国家"}
 
 
-def test_hints_say_what_the_question_s_words_stand_for() -> None:
-    aliases = Aliases(names={"singer": "歌手", "singer.Name": "歌手姓名", "singer.Country": "国家"}, values={"France": "法国"})
-    assert aliases.hints("法国歌手的歌手姓名是什么？") == [
-        "歌手姓名 is column singer.Name",
-        "歌手 is table singer",
-        "法国 is the value 'France'",
-    ]
-    assert aliases.hints("How many singers are there?") == []
+def test_tables_in_the_other_language_are_texts_to_embed() -> None:
+    aliases = Aliases(names={"singer": "歌手", "singer.Name": "歌手姓名", "singer.Country": "国家"})
     assert aliases.table_texts(COLUMNS) == ["歌手（singer）：歌手姓名、国家"]
 
 

@@ -98,8 +98,12 @@ def test_the_words_of_a_request_take_no_follow_up_elsewhere(tmp_path: Path) -> N
 
 
 def test_a_follow_up_does_not_leave_for_a_word_inside_a_value_the_previous_database_holds(tmp_path: Path) -> None:
-    world = _database(tmp_path / "world.sqlite", "CREATE TABLE country (Name TEXT, Continent TEXT); INSERT INTO country VALUES ('Peru', 'South America');")
-    cars = _database(tmp_path / "cars.sqlite", "CREATE TABLE continents (ContId INTEGER, Continent TEXT); INSERT INTO continents VALUES (1, 'america');")
+    world = _database(
+        tmp_path / "world.sqlite", "CREATE TABLE country (Name TEXT, Continent TEXT); INSERT INTO country VALUES ('Peru', 'South America');"
+    )
+    cars = _database(
+        tmp_path / "cars.sqlite", "CREATE TABLE continents (ContId INTEGER, Continent TEXT); INSERT INTO continents VALUES (1, 'america');"
+    )
     linker = SchemaLinker({"world": schema_vocabulary(world), "cars": schema_vocabulary(cars)}, 0.03, 0.02)
     assert linker.names_only_in("And in South America?", "cars", "world") == set()
     assert linker.names_only_in("And in America?", "cars", "world") == {"america"}
