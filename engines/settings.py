@@ -195,7 +195,7 @@ class Settings(BaseSettings):
         description="The router's second look: a question no source matches (the web wins on its floor) is restated in the other language by the model and routed again.",
     )
     translated_margin: float = Field(
-        default=0.03, description="What a source's texts in the other language (a database's tables by their aliases) score less than their cosine."
+        default=0.025, description="What a source's texts in the other language (a database's tables by their aliases) score less than their cosine."
     )
     named_margin: float = Field(default=0.01, description="The same, for a question that names one of the database's table or value aliases.")
     restate_margin: float = Field(
