@@ -103,3 +103,17 @@ def test_a_new_description_previews_where_questions_would_go_then_saves(router, 
     assert "Harbor City marathon 2026: who won" in sources.read_text(encoding="utf-8") and "# The default sources" in sources.read_text(
         encoding="utf-8"
     )
+
+
+def test_a_database_s_names_in_the_other_language_are_shown(tmp_path: Path, monkeypatch) -> None:
+    shop = DEMO_SOURCES.parent / "demo" / "shop.sqlite"
+    sources = tmp_path / "sources.yaml"
+    aliases = "aliases: {names: {customers: 客户, customers.city: 城市, nothing: 无}, values: {Beijing: 北京}}"
+    sources.write_text(f"sources:\n  - {{name: shop, kind: sql, path: '{shop}', {aliases}}}\n  - {{name: web, kind: web}}\n", encoding="utf-8")
+    monkeypatch.setenv("RAGROUTER_SOURCES_FILE", str(sources))
+    monkeypatch.setenv("RAGROUTER_STATE_DIR", str(tmp_path / "state"))
+    page = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not page.exception
+    shown = page.dataframe[1].value
+    assert shown.loc["customers", "alias"] == "客户" and shown.loc["Beijing", "kind"] == "value"
+    assert "nothing" not in shown.index  # no such table: dropped

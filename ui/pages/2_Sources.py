@@ -11,6 +11,8 @@ from engines.documents.store import FILE_TYPES, docstore_path
 from engines.milvus import StoreLockedError
 from engines.settings import Settings
 from engines.sources import DocumentsSource, Source, SourcesError, SqlSource, load_sources
+from engines.sql.database import open_engine
+from tools.aliases import source_aliases
 from tools.ingest import IngestProgress, ingest_source
 from tools.source_edits import SourceEditError, set_description
 from tools.uploads import SQLITE_TYPES, UploadError, upload_documents, upload_sqlite
@@ -123,6 +125,28 @@ def describe_form(sources: list[Source], settings: Settings) -> None:
             st.success(f"Saved. The chat page routes with {name}'s new description from the next question.")
 
 
+def aliases_view(sources: list[Source], settings: Settings) -> None:
+    """A database's names in the other language as the router reads them: the model's (cached) under the sources
+    file's own `aliases:`; no model call here."""
+    databases = [s for s in sources if isinstance(s, SqlSource)]
+    if not databases:
+        return
+    name = st.selectbox("Database", [s.name for s in databases], key="aliases-source")
+    source = next(s for s in databases if s.name == name)
+    try:
+        aliases = source_aliases(source, open_engine(source, settings.sql_timeout_s), settings, None)
+    except USER_ERRORS as err:
+        st.error(str(err))
+        return
+    rows = [{"name": k, "alias": v, "kind": "column" if "." in k else "table"} for k, v in aliases.names.items()]
+    rows += [{"name": v, "alias": a, "kind": "value"} for v, a in aliases.values.items()]
+    st.caption("Written once by the model (`ragrouter ingest`, `ragrouter describe`); change them under `aliases:` in the sources file.")
+    if rows:
+        st.dataframe(pd.DataFrame(rows).set_index("name"), use_container_width=True)
+    else:
+        st.info(f"{name} has none yet: run `ragrouter describe --source {name}`.")
+
+
 settings = Settings()
 st.caption(f"Sources file: {settings.sources_file}")
 try:
@@ -135,4 +159,6 @@ st.header("Upload")
 upload_form(sources, settings)
 st.header("Descriptions")
 describe_form(sources, settings)
+st.header("Names in the other language")
+aliases_view(sources, settings)
 table.dataframe(pd.DataFrame([row(s, settings) for s in load_sources(settings.sources_file)]).set_index("name"), use_container_width=True)
