@@ -74,7 +74,9 @@ def schema_columns(engine: Engine) -> dict[str, list[str]]:
 
 
 def stored_values(engine: Engine, wanted: set[str]) -> set[str]:
-    """Those of `wanted` that some text column of the database holds."""
+    """Those of `wanted` that some text column of the database holds (no query when there are none to look for)."""
+    if not wanted:
+        return set()
     metadata = MetaData()
     metadata.reflect(engine)
     found: set[str] = set()
